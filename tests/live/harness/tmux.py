@@ -1,0 +1,97 @@
+"""Drive an interactive CLI inside a private tmux server.
+
+Every pane runs under its own tmux socket (``-L``), so tests never touch a tmux
+server the developer has open, and killing the server cleans up every process.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+
+
+class TmuxTimeoutError(AssertionError):
+    """The screen never showed what a test waited for."""
+
+
+class Pane:
+    def __init__(self, socket: str, target: str) -> None:
+        self.socket = socket
+        self.target = target
+
+    def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            check=check,
+            capture_output=True,
+            text=True,
+        )
+
+    def send_keys(self, *keys: str) -> None:
+        """Send tmux key names (``Enter``, ``Escape``, ``Down``, ``C-c``)."""
+        self._tmux("send-keys", "-t", self.target, *keys)
+
+    def send_text(self, text: str) -> None:
+        """Type ``text`` literally (no key-name interpretation)."""
+        self._tmux("send-keys", "-t", self.target, "-l", text)
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.target).stdout
+
+    def wait_for(self, needle: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if needle in screen:
+                return screen
+            time.sleep(0.1)
+        raise TmuxTimeoutError(f"{needle!r} not on screen after {timeout}s:\n{screen}")
+
+    def wait_until(self, predicate: object, timeout: float = 30.0) -> str:
+        """Wait until ``predicate(screen)`` is true; return that screen."""
+        assert callable(predicate)
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if predicate(screen):
+                return screen
+            time.sleep(0.1)
+        raise TmuxTimeoutError(f"condition not met after {timeout}s:\n{screen}")
+
+    def pane_pid(self) -> int:
+        return int(self._tmux("display-message", "-p", "-t", self.target, "#{pane_pid}").stdout)
+
+    def kill(self) -> None:
+        self._tmux("kill-server", check=False)
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    width: int = 200,
+    height: int = 50,
+) -> Pane:
+    """Start ``argv`` in a new detached tmux server; the caller must ``kill()`` it."""
+    socket = f"agentspool-{uuid.uuid4().hex[:12]}"
+    # tmux passes the *server's* environment to the pane, so the server is started
+    # with exactly the env the test wants (private HOME and all) and nothing else.
+    command = " ".join(shlex.quote(a) for a in argv)
+    subprocess.run(
+        [
+            "tmux", "-L", socket, "-f", os.devnull, "new-session", "-d",
+            "-x", str(width), "-y", str(height), "-c", cwd, command,
+        ],
+        check=True,
+        env=dict(env),
+    )
+    pane = Pane(socket, f"{socket}:0.0")
+    pane._tmux("set-option", "-g", "remain-on-exit", "on", check=False)
+    return pane
