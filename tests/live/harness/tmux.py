@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -84,14 +85,20 @@ def start(
     # tmux passes the *server's* environment to the pane, so the server is started
     # with exactly the env the test wants (private HOME and all) and nothing else.
     command = " ".join(shlex.quote(a) for a in argv)
-    subprocess.run(
-        [
-            "tmux", "-L", socket, "-f", os.devnull, "new-session", "-d",
-            "-x", str(width), "-y", str(height), "-c", cwd, command,
-        ],
-        check=True,
-        env=dict(env),
-    )
-    pane = Pane(socket, f"{socket}:0.0")
-    pane._tmux("set-option", "-g", "remain-on-exit", "on", check=False)
-    return pane
+    # The config is read before the first pane starts, so a command that exits at
+    # once still leaves its pane (and its last screen) behind for the test to read.
+    fd, conf = tempfile.mkstemp(prefix="agentspool-tmux-", suffix=".conf")
+    with os.fdopen(fd, "w") as f:
+        f.write("set -g remain-on-exit on\nset -g history-limit 5000\nset -g focus-events on\n")
+    try:
+        subprocess.run(
+            [
+                "tmux", "-L", socket, "-f", conf, "new-session", "-d", "-s", socket,
+                "-x", str(width), "-y", str(height), "-c", cwd, command,
+            ],
+            check=True,
+            env=dict(env),
+        )
+    finally:
+        os.unlink(conf)
+    return Pane(socket, f"{socket}:0.0")

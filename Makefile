@@ -1,0 +1,31 @@
+# Strict editable mode: a real link tree the -S hook command can import from, and no
+# import-hook .pth costing ~12 ms per interpreter start (research/style.md §3.2). Files
+# added after installing appear only after `make install` again.
+PY ?= .venv/bin/python
+
+.PHONY: install lint typecheck test test-fast bench all
+
+install:
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=strict
+	cd tests/live && npm ci --no-audit --no-fund --loglevel=error
+
+lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck:
+	$(PY) -m mypy
+
+test:
+	$(PY) -m pytest
+
+test-fast:
+	$(PY) -m pytest -m "not live"
+
+bench:
+	$(PY) benchmarks/hooks.py
+	$(PY) benchmarks/read.py
+
+all: lint typecheck test

@@ -1,0 +1,166 @@
+"""Arming Codex per run: ``-c hooks.<Event>=[…]`` arguments, and the hook trust gate.
+
+Codex runs a non-managed hook only once it is trusted (research/codex-0.169.0.md
+§2.2-2.4). Two ways, chosen by the spawn wrapper:
+
+``bypass`` (default)
+    ``--dangerously-bypass-hook-trust``. Writes nothing anywhere. Cost: Codex then also
+    runs every *untrusted* hook the user has configured, without asking.
+``config``
+    Write ``trusted_hash`` entries for our hooks into ``$CODEX_HOME/config.toml``, in
+    one delimited block that ``untrust`` removes again. Cost: edits the user's config
+    (our keys only, atomically), and the hashes are Codex's empirical formula, which a
+    Codex upgrade may change (then our hooks silently stop running until re-trusted).
+
+Both need our hook commands to be identical in every run (the hash covers the command
+and Codex keys trust by event and position, not by run), so the run travels in the
+environment: ``Spawn.env`` carries ``AGENTSPOOL_RUNTIME_DIR``/``AGENTSPOOL_RUN_ID``.
+Any ``-c`` forces Codex's embedded mode, where hooks inherit the spawner's environment
+(the shared daemon would give them the first TUI's environment instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tomllib
+from typing import Literal
+
+from agentspool.adapters._templates import template_text, toml_string
+from agentspool.adapters.seam import Spawn
+from agentspool.errors import SettingsError
+from agentspool.spool.commands import hook_command
+from agentspool.spool.files import write_private_file
+from agentspool.spool.layout import default_runtime_dir, ensure_run_dir
+
+TEMPLATE = "codex.hooks.toml"
+ARGS_FILE = "codex.args.json"
+BYPASS_FLAG = "--dangerously-bypass-hook-trust"
+SESSION_FLAGS_SOURCE = "/<session-flags>/config.toml"
+DEFAULT_TIMEOUT = 600
+CLAMPED_TIMEOUT = {"SessionEnd": 3, "Interrupt": 3}
+BLOCK_BEGIN = "# >>> agentspool trusted hooks (remove with: agentspool untrust codex)"
+BLOCK_END = "# <<< agentspool trusted hooks"
+
+Trust = Literal["bypass", "config"]
+
+
+def events() -> list[str]:
+    events: list[str] = tomllib.loads(template_text(TEMPLATE))["events"]
+    return events
+
+
+def snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def handler(event: str) -> dict[str, object]:
+    return {"type": "command", "command": hook_command("codex", event)}
+
+
+def hook_args() -> list[str]:
+    args: list[str] = []
+    for event in events():
+        command = toml_string(hook_command("codex", event))
+        args += ["-c", f'hooks.{event}=[{{hooks=[{{type="command",command={command}}}]}}]']
+    return args
+
+
+def trusted_hash(event: str) -> str:
+    """Codex 0.169.0's hash of a one-handler ``-c`` hook group (empirical; see module doc)."""
+    timeout = CLAMPED_TIMEOUT.get(event, DEFAULT_TIMEOUT)
+    group = {
+        "event_name": snake(event),
+        "hooks": [{"async": False, "command": hook_command("codex", event),
+                   "timeout": timeout, "type": "command"}],
+    }
+    text = json.dumps(group, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def trust_keys() -> dict[str, str]:
+    return {f"{SESSION_FLAGS_SOURCE}:{snake(e)}:0:0": trusted_hash(e) for e in events()}
+
+
+def codex_home(explicit: str | None = None) -> str:
+    return explicit or os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex")
+
+
+def _without_block(text: str) -> str:
+    begin = text.find(BLOCK_BEGIN)
+    if begin < 0:
+        return text
+    end = text.find(BLOCK_END, begin)
+    if end < 0:
+        raise SettingsError("config.toml", "agentspool block has no end marker; fix by hand")
+    return (text[:begin].rstrip("\n") + "\n" + text[end + len(BLOCK_END) :].lstrip("\n")).lstrip(
+        "\n"
+    )
+
+
+def _read_config(path: str) -> tuple[str, int]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(), os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        return "", 0o600
+
+
+def trust(home: str | None = None) -> str:
+    """Write our hooks' trusted hashes into ``$CODEX_HOME/config.toml``; return its path.
+
+    Idempotent. Refuses (``SettingsError``, file untouched) if the file is not valid
+    TOML or the user already trusts a *different* hook under one of our keys.
+    """
+    home = codex_home(home)
+    path = os.path.join(home, "config.toml")
+    text, mode = _read_config(path)
+    try:
+        base = _without_block(text)
+        state = tomllib.loads(base).get("hooks", {}).get("state", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(path, f"not valid TOML, left untouched: {exc}") from None
+    lines = [BLOCK_BEGIN]
+    for key, digest in trust_keys().items():
+        theirs = state.get(key, {}).get("trusted_hash")
+        if theirs == digest:
+            continue
+        if theirs is not None:
+            raise SettingsError(
+                path, f"already trusts another hook as {key!r}; remove it or use --trust bypass"
+            )
+        lines += [f"[hooks.state.{toml_string(key)}]", f"trusted_hash = {toml_string(digest)}"]
+    lines.append(BLOCK_END)
+    new = (base.rstrip("\n") + "\n\n" if base.strip() else "") + "\n".join(lines) + "\n"
+    tomllib.loads(new)  # never write a file Codex could not load
+    os.makedirs(home, mode=0o700, exist_ok=True)
+    write_private_file(path, new.encode(), mode)
+    return path
+
+
+def untrust(home: str | None = None) -> bool:
+    """Remove our block from ``$CODEX_HOME/config.toml``; True if there was one."""
+    path = os.path.join(codex_home(home), "config.toml")
+    text, mode = _read_config(path)
+    if BLOCK_BEGIN not in text:
+        return False
+    write_private_file(path, _without_block(text).encode(), mode)
+    return True
+
+
+def setup(run_id: str, runtime_dir: str, *, trust_mode: Trust = "bypass",
+          home: str | None = None) -> Spawn:
+    runtime_dir = runtime_dir or default_runtime_dir()
+    run_dir = ensure_run_dir(runtime_dir, run_id)
+    args = hook_args()
+    if trust_mode == "bypass":
+        args.insert(0, BYPASS_FLAG)
+    else:
+        trust(home)
+    env = {"AGENTSPOOL_RUNTIME_DIR": runtime_dir, "AGENTSPOOL_RUN_ID": run_id}
+    path = os.path.join(run_dir, ARGS_FILE)
+    record = {"args": args, "env": env, "trust": trust_mode}
+    write_private_file(path, json.dumps(record, indent=2).encode() + b"\n")
+    return Spawn(args=args, env=env, settings_path=path, run_dir=run_dir)

@@ -1,0 +1,225 @@
+"""The adapter contract: everything a provider implements and everything a reader gets.
+
+Read this module to know the whole seam. A provider adapter is an object with the
+members of ``Adapter``; it is registered by name in ``registry.py`` and thereby enrolled
+in the shipped Tier-1 conformance suite (``agentspool.adapters.testing``).
+
+``read_chat(run_id, runtime_dir, transcript_path) -> Chat``, the four rules every
+adapter keeps (DESIGN.md idea 1):
+
+1. ``transcript_path == ""``: the transcript is not located yet. Live signals are still
+   consulted (a dialog can be open before any transcript exists); otherwise the result
+   is an idle, empty chat, never an error.
+2. A non-empty ``transcript_path`` that does not exist raises ``TranscriptGoneError``.
+3. ``runtime_dir == ""``: live signals are off and the read is transcript-only. Ended
+   runs are read this way, so spool residue never contaminates a terminal state.
+4. A pending dialog travels in ``Chat.pending_dialog`` (an open permission prompt in
+   ``Chat.pending_approval``), never as a synthetic message, so ``seq`` numbers stay
+   stable across re-parses.
+
+``Chat.state`` is the five-word wire vocabulary (byte-stable once published):
+
+- ``idle``        nothing has happened yet: no turn started
+- ``working``     a turn is open: the model generates or a tool runs
+- ``needs_input`` the agent waits on the operator: its turn ended, or a permission
+                  prompt is open (``pending_approval`` says which tool)
+- ``question``    a dialog is open (question form, plan approval); ``pending_dialog``
+- ``ended``       the run reached a terminal outcome; set by core, never by an adapter
+
+Capabilities, not names: tests and core branch on ``Adapter.capabilities``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar, Literal, Protocol
+
+import msgspec
+
+from agentspool.errors import TranscriptGoneError
+from agentspool.spool.sweep import SweepReport
+
+__all__ = [
+    "Activity",
+    "Adapter",
+    "Capabilities",
+    "Chat",
+    "ChatState",
+    "DialogOption",
+    "DialogQuestion",
+    "Evidence",
+    "Message",
+    "PendingApproval",
+    "PendingDialog",
+    "Spawn",
+    "SweepReport",
+    "TaskState",
+    "TranscriptGoneError",
+    "Usage",
+    "Visibility",
+]
+
+ChatState = Literal["idle", "working", "needs_input", "question", "ended"]
+Activity = Literal["unknown", "working", "needs_input", "idle"]
+TaskState = Literal["active", "blocked", "done"]
+Visibility = Literal["visible", "inactive", "hidden"]
+
+
+class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
+    live_signals: bool
+    """Reads a hook spool under ``runtime_dir`` (so ``runtime_dir=""`` changes the read)."""
+    native_status: bool = False
+    """Also reads a status file the CLI itself keeps (e.g. Claude Code's sessions/<pid>)."""
+    attests_supersession: bool = False
+    """The provider marks superseded records itself (branch, undo, rewind) → ``inactive``."""
+    follows_clear: bool = True
+    """``/clear`` starts a new transcript identity that ``locate_transcript`` follows."""
+
+
+class Spawn(msgspec.Struct, frozen=True, kw_only=True):
+    """What a spawn wrapper adds to the agent's command line and environment."""
+
+    args: list[str]
+    env: dict[str, str] = {}
+    settings_path: str = ""
+    run_dir: str = ""
+
+
+class DialogOption(msgspec.Struct, frozen=True, kw_only=True):
+    label: str
+    description: str = ""
+
+
+class DialogQuestion(msgspec.Struct, frozen=True, kw_only=True):
+    prompt: str
+    header: str = ""
+    options: list[DialogOption] = []
+    multi_select: bool = False
+
+
+class PendingDialog(msgspec.Struct, frozen=True, kw_only=True):
+    """An open dialog the operator must answer (not a permission prompt)."""
+
+    kind: Literal["question", "plan_approval"]
+    tool_use_id: str = ""
+    prompt: str = ""
+    """The first (often only) question's text, or the plan for ``plan_approval``."""
+    options: list[DialogOption] = []
+    multi_select: bool = False
+    questions: list[DialogQuestion] = []
+    """Every question of a multi-question form, in order."""
+
+
+class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
+    """An open permission/approval prompt for one tool call."""
+
+    tool_name: str
+    tool_input: dict[str, Any] = {}
+    tool_use_id: str = ""
+    agent_id: str = ""
+    """Set when a subagent asked (Claude Code ``agent_id``)."""
+
+
+class Usage(msgspec.Struct, kw_only=True):
+    """Token usage, normalized: cached input is folded into ``input_tokens``."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """How much of ``input_tokens`` was served from cache (already included there)."""
+    reasoning_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cached_input_tokens += other.cached_input_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+
+
+class Evidence(msgspec.Struct, frozen=True, kw_only=True):
+    """Which signal decided a state, and when (what ``agentspool explain`` prints)."""
+
+    source: str
+    """``<channel>:<signal>``, e.g. ``hook:PermissionRequest``, ``transcript:tool_result``."""
+    at: float = 0.0
+    """Evidence time, seconds since the epoch (0 when the signal carries none)."""
+    detail: str = ""
+
+
+MessageKind = Literal[
+    "text", "tool_call", "tool_result", "thinking", "summary", "interrupt", "error",
+    "subagent", "compaction",
+]
+
+
+class Message(msgspec.Struct, kw_only=True):
+    """One canonical transcript record, as every adapter emits it.
+
+    ``seq`` is assigned in stream order and is stable across re-parses of a growing
+    transcript: a record keeps its ``seq`` however often the file is read again.
+    """
+
+    seq: int = 0
+    id: str
+    """Stable, unique within the transcript identity (provider uuid, call id, …)."""
+    kind: MessageKind
+    role: Literal["user", "assistant", "system", "tool"]
+    text: str = ""
+    timestamp: str = ""
+    visibility: Visibility = "visible"
+    is_meta: bool = False
+    tool_name: str = ""
+    tool_use_id: str = ""
+    tool_input: dict[str, Any] | None = None
+    presentation: str = ""
+    """A tool call's presentation class: shell, edit, read, search, web, agent, question,
+    plan, todo, mcp, other."""
+    is_error: bool = False
+    parent_id: str = ""
+    """Parent record (provider tree) or, for a subagent's records, the spawning tool call."""
+    agent_id: str = ""
+    """Set on records that belong to a subagent/sidechain."""
+    usage: Usage | None = None
+    message_id: str = ""
+    """The provider's API message/response id (the usage dedup key)."""
+
+
+class Chat(msgspec.Struct, kw_only=True):
+    state: ChatState = "idle"
+    activity: Activity = "unknown"
+    task_state: TaskState = "active"
+    pending_dialog: PendingDialog | None = None
+    pending_approval: PendingApproval | None = None
+    messages: list[Message] = []
+    transcript_id: str = ""
+    transcript_path: str = ""
+    usage: Usage = msgspec.field(default_factory=Usage)
+    evidence: list[Evidence] = []
+    """The signals behind ``state``, most decisive first."""
+
+
+class Adapter(Protocol):
+    """A provider adapter. Implementations are plain classes; nothing to inherit."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
+
+    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
+        """Compose the run's state and conversation (module docstring: the four rules)."""
+        ...
+
+    def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
+        """The run's current transcript path; ``""`` while not known. Follows ``/clear``."""
+        ...
+
+    def setup(self, run_id: str, runtime_dir: str) -> Spawn:
+        """Render per-run hook settings into the run dir; return what to add to the spawn."""
+        ...
+
+    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
+        """Cheap stat-only digest that changes whenever the run's live evidence changes."""
+        ...
+
+    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False) -> SweepReport:
+        """Remove spools of runs outside ``keep`` (delegates to ``spool.sweep``)."""
+        ...

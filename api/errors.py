@@ -1,0 +1,53 @@
+"""The one exception tree. Every error agentspool raises on purpose is an ``AgentspoolError``.
+
+::
+
+    AgentspoolError(Exception)
+    ├── RunIdError(AgentspoolError, ValueError)            a run id that could escape its dir
+    ├── RuntimeDirError(AgentspoolError, PermissionError)  runtime dir not private to this user
+    ├── UnknownProviderError(AgentspoolError, LookupError) no adapter registered under a name
+    ├── SettingsError(AgentspoolError, ValueError)         a settings/config file we must not edit
+    └── TranscriptGoneError(AgentspoolError, FileNotFoundError)
+                                                           a located transcript vanished
+
+Each carries the offending object as attributes and names it in ``str()``, so the CLI's
+one-line error is always "<what>: <path or value>: <problem>". This module is standard
+library only: hooks and the spool import it.
+"""
+
+from __future__ import annotations
+
+
+class AgentspoolError(Exception):
+    """Base class of every error agentspool raises deliberately."""
+
+
+class RunIdError(AgentspoolError, ValueError):
+    def __init__(self, run_id: str, problem: str) -> None:
+        super().__init__(f"invalid run id {run_id!r}: {problem}")
+        self.run_id = run_id
+
+
+class RuntimeDirError(AgentspoolError, PermissionError):
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"runtime dir {path}: {problem}")
+        self.path = path
+
+
+class UnknownProviderError(AgentspoolError, LookupError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(f"unknown provider {name!r} (known: {', '.join(known)})")
+        self.name = name
+
+
+class SettingsError(AgentspoolError, ValueError):
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+
+
+class TranscriptGoneError(AgentspoolError, FileNotFoundError):
+    def __init__(self, run_id: str, path: str) -> None:
+        super().__init__(f"transcript of run {run_id!r} is gone: {path}")
+        self.run_id = run_id
+        self.path = path

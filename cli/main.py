@@ -1,0 +1,143 @@
+"""The ``agentspool`` command. One error boundary: every failure is one line on stderr.
+
+Exit status: 0 ok; 1 an error (the line says what and where); 2 bad usage; 3 the
+transcript is gone (``read``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from agentspool import __version__
+from agentspool.errors import AgentspoolError, TranscriptGoneError
+
+EXIT_ERROR = 1
+EXIT_TRANSCRIPT_GONE = 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    from agentspool.adapters import registry
+
+    providers = registry.names()
+    parser = argparse.ArgumentParser(
+        prog="agentspool",
+        description="Know what each coding-agent CLI run is doing, from evidence.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentspool {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def run_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("provider", choices=providers)
+        p.add_argument("--run-id", required=True, help="the run's id (letters, digits, . _ -)")
+        p.add_argument("--runtime-dir", default="", help="default: $AGENTSPOOL_RUNTIME_DIR, "
+                       "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>")
+
+    p = sub.add_parser("setup", help="arm hooks for one run; print the args to spawn with",
+                       description="Render the provider's per-run hook settings into the run "
+                       "dir and print what a spawn wrapper appends to the agent's command.")
+    run_args(p)
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.add_argument("--trust", choices=["bypass", "config"], default="bypass",
+                   help="codex only: how hooks pass the trust gate (see README)")
+    p.add_argument("--codex-home", default=None, help="codex only, with --trust config")
+    p.set_defaults(func=_cmd_setup)
+
+    p = sub.add_parser("sig", help="print the run's spool signature (changes with evidence)")
+    run_args(p)
+    p.set_defaults(func=_cmd_sig)
+
+    p = sub.add_parser("sweep", help="remove spools of runs outside the keep-set")
+    p.add_argument("--runtime-dir", default="")
+    p.add_argument("--keep", action="append", default=[], metavar="ID", help="repeatable")
+    p.add_argument("--min-idle", type=float, default=None, metavar="SECONDS",
+                   help="never remove a run written this recently (default 600)")
+    p.add_argument("--archive", default=None, metavar="DIR",
+                   help="move each removed run's events.spool here first")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_sweep)
+
+    p = sub.add_parser("untrust", help="remove agentspool's trusted-hook block from Codex config")
+    p.add_argument("provider", choices=["codex"])
+    p.add_argument("--codex-home", default=None)
+    p.set_defaults(func=_cmd_untrust)
+    return parser
+
+
+def _cmd_setup(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from agentspool import api
+
+    if args.provider == "codex":
+        from agentspool.adapters.codex import _lifecycle
+        from agentspool.spool.layout import default_runtime_dir
+
+        spawn = _lifecycle.setup(args.run_id, args.runtime_dir or default_runtime_dir(),
+                                 trust_mode=args.trust, home=args.codex_home)
+    else:
+        spawn = api.setup(args.provider, args.run_id, args.runtime_dir)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(spawn) + b"\n")
+    else:
+        import shlex
+
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spawn.env.items())
+        print(f"{env} {shlex.join(spawn.args)}".strip())
+    return 0
+
+
+def _cmd_sig(args: argparse.Namespace) -> int:
+    from agentspool import api
+
+    print(api.spool_sig(args.provider, args.run_id, args.runtime_dir))
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from agentspool import api
+    from agentspool.spool.sweep import DEFAULT_MIN_IDLE
+
+    min_idle = DEFAULT_MIN_IDLE if args.min_idle is None else args.min_idle
+    report = api.sweep_spools(args.runtime_dir, args.keep, dry_run=args.dry_run,
+                              min_idle=min_idle, archive=args.archive)
+    if args.json:
+        import msgspec
+
+        sys.stdout.buffer.write(msgspec.json.encode(asdict(report)) + b"\n")
+    else:
+        verb = "would remove" if args.dry_run else "removed"
+        print(f"{verb} {len(report.removed)}: {' '.join(report.removed)}".rstrip())
+        print(f"kept {len(report.kept)}, busy {len(report.busy)}: {' '.join(report.busy)}".rstrip())
+    return 0
+
+
+def _cmd_untrust(args: argparse.Namespace) -> int:
+    from agentspool.adapters.codex import _lifecycle
+
+    removed = _lifecycle.untrust(args.codex_home)
+    print("removed agentspool's trusted hooks" if removed else "nothing to remove")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except TranscriptGoneError as exc:
+        print(f"agentspool: {exc}", file=sys.stderr)
+        return EXIT_TRANSCRIPT_GONE
+    except (AgentspoolError, OSError) as exc:
+        print(f"agentspool: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Package data: the settings templates ``setup`` renders. No code lives here."""

@@ -1,0 +1,54 @@
+"""The hook command lines ``setup`` bakes into an agent's settings.
+
+Everything the hook needs is in its argv, so it reads no configuration: the absolute
+interpreter (never a ``python3`` from PATH: a version-manager shim alone costs ~100 ms),
+``-I -S`` (no site, no user paths, no cwd on ``sys.path``: the agent's working directory
+may hold a package that would shadow ours), the directory our package lives in, then
+the run's runtime dir, run id and event name. ``-c`` rather than a script path: Python
+exits 2 when a script file is missing, and exit 2 blocks the tool in Claude Code; the
+bootstrap swallows every error, so a broken install still exits 0.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+import agentspool
+
+# Kept on one physical line per statement so it survives JSON and TOML round trips
+# unchanged; `python -c` accepts the newlines.
+_BOOTSTRAP = (
+    "import sys\n"
+    "try:\n"
+    " sys.path.insert(0,sys.argv[1]);from agentspool.hooks.{module} import main;main(sys.argv[2:])\n"
+    "except BaseException:pass"
+)
+
+HOOK_MODULES = ("claude_code", "codex")
+
+
+def package_root() -> str:
+    """The directory holding the ``agentspool`` package (site-packages, or the editable tree)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(agentspool.__file__)))
+
+
+def hook_argv(module: str, event: str, runtime_dir: str = "", run_id: str = "") -> list[str]:
+    """argv of the hook for ``event``; without a run, the hook takes it from the environment.
+
+    ``runtime_dir``/``run_id`` empty means "read ``AGENTSPOOL_RUNTIME_DIR`` and
+    ``AGENTSPOOL_RUN_ID`` at hook time" (used where the command must be identical for
+    every run, e.g. Codex's trusted-hook hashes).
+    """
+    if module not in HOOK_MODULES:
+        raise ValueError(f"no hook module {module!r}")
+    argv = [sys.executable, "-I", "-S", "-c", _BOOTSTRAP.format(module=module), package_root()]
+    if run_id:
+        argv += [runtime_dir, run_id]
+    argv.append(event)
+    return argv
+
+
+def hook_command(module: str, event: str, runtime_dir: str = "", run_id: str = "") -> str:
+    return shlex.join(hook_argv(module, event, runtime_dir, run_id))

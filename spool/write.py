@@ -1,0 +1,134 @@
+"""The write side of the spool: what a hook process does, and nothing more.
+
+This module is on every agent's critical path (the CLI waits for each hook), so it
+imports only interpreter built-ins that a bare ``python -I -S`` has already loaded or
+that cost well under a millisecond: ``posix`` rather than ``os`` (``os`` alone costs
+~1 ms of a ~8 ms budget), ``binascii`` for the CRC, ``time``. No pathlib, re, json or
+typing (``tests/hooks/test_import_budget.py``).
+
+Atomicity: a record is built in memory and handed to one ``write(2)`` on an
+``O_APPEND`` descriptor. Linux serialises appends to a regular file under the inode
+lock, so concurrent hooks never interleave; a write cut short (ENOSPC, RLIMIT_FSIZE, a
+kill) leaves a torn record that readers skip by its length and CRC.
+"""
+
+
+import binascii
+import posix
+import time
+
+# Payloads above this are cut to head + tail: adapters need the identifying fields,
+# which agent CLIs put before (session, tool name/input) or after (tool_use_id,
+# duration) the one huge value (tool_response, a pasted prompt). See ADR 0001.
+MAX_PAYLOAD = 64 * 1024
+HEAD_BYTES = 48 * 1024
+TAIL_BYTES = MAX_PAYLOAD - HEAD_BYTES
+FAULT_LOG_CAP = 64 * 1024
+MAGIC = b"\x1eAS1 "
+EVENTS_FILE = "events.spool"
+FAULT_LOG = "hooks.log"
+RUNTIME_FAULT_LOG = "faults.log"
+
+MAX_RUN_ID = 128
+_RUN_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+_EVENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+_APPEND = posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT | posix.O_CLOEXEC | posix.O_NOFOLLOW
+_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
+_CHUNK = 1 << 20
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why ``run_id`` could name something other than one dir below the runtime dir."""
+    if not run_id:
+        return "empty"
+    if len(run_id) > MAX_RUN_ID:
+        return f"longer than {MAX_RUN_ID} characters"
+    if run_id[0] == ".":
+        return "starts with '.'"
+    if not _RUN_ID_CHARS.issuperset(run_id):
+        return "only letters, digits, '.', '_' and '-' are allowed"
+    return None
+
+
+def read_payload(fd: int = 0) -> tuple[bytes, int, int]:
+    """Drain ``fd``; return (stored bytes, original length, head bytes kept or -1).
+
+    Memory stays bounded whatever arrives: only the head and a rolling tail are kept.
+    A terminal or a closed descriptor reads as an empty payload.
+    """
+    try:
+        if posix.isatty(fd):
+            return b"", 0, -1
+    except OSError:
+        return b"", 0, -1
+    head = bytearray()
+    tail = b""
+    total = 0
+    while True:
+        try:
+            chunk = posix.read(fd, _CHUNK)
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        total += len(chunk)
+        room = MAX_PAYLOAD - len(head)
+        if room > 0:
+            head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            tail = (tail + chunk)[-TAIL_BYTES:]
+    if total <= MAX_PAYLOAD:
+        return bytes(head), total, -1
+    # Over the cap: keep HEAD_BYTES of the head and the last TAIL_BYTES of the stream.
+    rest = bytes(head[HEAD_BYTES:]) + tail
+    return bytes(head[:HEAD_BYTES]) + rest[-TAIL_BYTES:], total, HEAD_BYTES
+
+
+def frame(
+    event: str, payload: bytes, orig_len: int, cut: int, agent_pid: int, pid: int
+) -> bytes:
+    """One whole record (header line, payload, newline) as bytes."""
+    if not event or not _EVENT_CHARS.issuperset(event):
+        raise ValueError(f"event name {event!r} is not [A-Za-z0-9_]+")
+    header = (
+        f"AS1 {event} {time.monotonic_ns()} {time.time_ns()} {pid} {agent_pid} "
+        f"{'-' if cut < 0 else cut} {orig_len} {len(payload)}"
+    ).encode("ascii")
+    crc = binascii.crc32(payload, binascii.crc32(header))
+    return b"\x1e" + header + b" %08x\n" % crc + payload + b"\n"
+
+
+def open_run_dir(run_dir: str) -> int:
+    """A descriptor on the run's directory; refuses a symlink or another user's dir."""
+    fd = posix.open(run_dir, _DIR)
+    st = posix.fstat(fd)
+    if st.st_uid != posix.getuid() or st.st_mode & 0o077:
+        posix.close(fd)
+        raise PermissionError(f"{run_dir}: not a private directory of this user")
+    return fd
+
+
+def append(dir_fd: int, name: str, data: bytes) -> None:
+    """Append ``data`` to ``name`` in one write; never follows a symlink."""
+    fd = posix.open(name, _APPEND, 0o600, dir_fd=dir_fd)
+    try:
+        written = posix.write(fd, data)
+    finally:
+        posix.close(fd)
+    if written != len(data):
+        raise OSError(f"short write: {written} of {len(data)} bytes (disk full or size limit)")
+
+
+def append_capped(dir_fd: int, name: str, text: str, cap: int = FAULT_LOG_CAP) -> None:
+    """Append a line to a log unless the log already holds ``cap`` bytes."""
+    fd = posix.open(name, _APPEND, 0o600, dir_fd=dir_fd)
+    try:
+        if posix.fstat(fd).st_size < cap:
+            posix.write(fd, text.encode("utf-8", "replace"))
+    finally:
+        posix.close(fd)

@@ -1,0 +1,533 @@
+"""Run the real ``codex`` 0.169.0 against the scripted Responses server, hermetically.
+
+Every run gets a private temp root holding ``home/`` (HOME), ``codex/`` (CODEX_HOME),
+``work/`` (the session cwd, a fresh git repo) and ``hooks/`` (logging-hook output). The
+machine's real home is never read or written: HOME, CODEX_HOME, XDG_* and TMPDIR all
+point inside the root, and the only address configured anywhere is 127.0.0.1.
+
+Embedded (non-daemon) mode is always forced: every command line carries at least one
+``-c`` override, and the TUI also gets ``--no-daemon``; so no background app-server
+daemon can outlive a test.
+
+API (all run/start functions accept ``extra_args`` and ``extra_env``, appended last)::
+
+    home = make_home(server.base_url)                 # -> CodexHome
+    env = build_env(home, extra_env)
+    proc = run_exec(home, "prompt", extra_args=[...], extra_env={...})   # CompletedProcess
+    pane = start_tui(home, extra_args=[...], extra_env={...})           # tmux.Pane, at its prompt
+    args = logging_hook_args(home.hook_log)           # -c hooks.<Event>=[...] for all 13 events
+    events = read_hook_log(home.hook_log)             # [{"event", "time", "payload"}, ...]
+    rollouts(home)                                    # rollout files, oldest first
+    trusted_hash("Stop", command) / write_hook_trust(home, events_and_commands)
+    home.cleanup()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import tmux
+
+LIVE_DIR = Path(__file__).resolve().parent.parent
+CODEX_BIN = LIVE_DIR / "node_modules" / ".bin" / "codex"
+CODEX_VERSION = "0.169.0"
+
+HOOK_EVENTS: tuple[str, ...] = (
+    "PreModelRequest",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "SessionStart",
+    "SessionEnd",
+    "SubagentStart",
+    "SubagentStop",
+    "Interrupt",
+    "UserPromptSubmit",
+    "Stop",
+)
+# Codex clamps these two to 3 s whatever the config says (research §2.1).
+CLAMPED_3S = frozenset({"SessionEnd", "Interrupt"})
+DEFAULT_HOOK_TIMEOUT = 600
+SESSION_FLAGS_SOURCE = "/<session-flags>/config.toml"
+
+API_KEY_ENV = "LOCAL_API_KEY"
+
+# Text that shows the TUI's composer is ready for input.
+TUI_READY_MARKERS = ("context left", "% left", "? for shortcuts")
+
+
+def snake(event: str) -> str:
+    out = []
+    for i, ch in enumerate(event):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+@dataclass
+class CodexHome:
+    root: Path
+    home: Path
+    codex_home: Path
+    cwd: Path
+    hook_log: Path
+    base_url: str
+    panes: list[tmux.Pane] = field(default_factory=list)
+
+    @property
+    def config_toml(self) -> Path:
+        return self.codex_home / "config.toml"
+
+    def cleanup(self, *, keep: bool = False) -> None:
+        """Kill every tmux server started for this home, then delete the root."""
+        for p in self.panes:
+            kill_pane(p)
+        self.panes.clear()
+        if not keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> CodexHome:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(s)  # a JSON string is a valid TOML basic string
+
+
+def provider_config(base_url: str, *, retries: int = 0, idle_timeout_ms: int | None = None) -> str:
+    lines = [
+        'model = "gpt-5-codex"',
+        'model_provider = "local"',
+        "",
+        "[model_providers.local]",
+        'name = "Local"',
+        f"base_url = {_toml_str(base_url)}",
+        'wire_api = "responses"',
+        f'env_key = "{API_KEY_ENV}"',
+        f"request_max_retries = {retries}",
+        f"stream_max_retries = {retries}",
+    ]
+    if idle_timeout_ms is not None:
+        lines.append(f"stream_idle_timeout_ms = {idle_timeout_ms}")
+    return "\n".join(lines) + "\n"
+
+
+def make_home(
+    base_url: str,
+    *,
+    root: str | Path | None = None,
+    retries: int = 0,
+    extra_config: str = "",
+    git_init: bool = True,
+) -> CodexHome:
+    """Create a private HOME + CODEX_HOME + cwd whose config points at ``base_url``.
+
+    ``extra_config`` is TOML: its leading top-level keys go to the top of config.toml,
+    its tables to the end.
+    """
+    assert base_url.startswith("http://127.0.0.1:"), base_url
+    r = Path(root) if root else Path(tempfile.mkdtemp(prefix="agentspool-codex-"))
+    r.mkdir(parents=True, exist_ok=True)
+    home = CodexHome(
+        root=r,
+        home=r / "home",
+        codex_home=r / "codex",
+        cwd=r / "work",
+        hook_log=r / "hooks",
+        base_url=base_url,
+    )
+    for d in (home.home, home.codex_home, home.cwd, home.hook_log, r / "tmp", home.home / ".config"):
+        d.mkdir(parents=True, exist_ok=True)
+    # top-level keys first: everything after a [table] header belongs to that table
+    cfg = "\n".join(
+        [
+            # first-run screens and background network calls
+            "check_for_update_on_startup = false",
+            "",
+        ]
+    )
+    cfg += provider_config(base_url, retries=retries)
+    cfg += "\n".join(
+        [
+            "",
+            "[analytics]",
+            "enabled = false",
+            "",
+            "[feedback]",
+            "enabled = false",
+            "",
+            f"[projects.{_toml_str(str(home.cwd))}]",
+            'trust_level = "trusted"',
+            "",
+        ]
+    )
+    if extra_config:
+        # lines before the first [table] header are top-level keys: put them first
+        lines = extra_config.strip().splitlines()
+        cut = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("[")), len(lines))
+        cfg = "\n".join(lines[:cut]) + "\n" + cfg + "\n" + "\n".join(lines[cut:]) + "\n"
+    home.config_toml.write_text(cfg)
+    if git_init:
+        subprocess.run(["git", "init", "-q", str(home.cwd)], check=True, env=_git_env(home))
+    return home
+
+
+def _git_env(home: CodexHome) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home.home), "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def build_env(home: CodexHome, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A minimal environment: nothing from the caller's env except PATH/LANG."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home.home),
+        "CODEX_HOME": str(home.codex_home),
+        "XDG_CONFIG_HOME": str(home.home / ".config"),
+        "XDG_DATA_HOME": str(home.home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home.home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home.home / ".cache"),
+        "TMPDIR": str(home.root / "tmp"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "xterm-256color",
+        API_KEY_ENV: "sk-local-test",
+        "NO_COLOR": "1",
+        # never let a stray proxy setting send anything off-box
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+    if extra_env:
+        env.update(extra_env)
+    return env
+
+
+# Any -c forces embedded mode; this one is harmless and always present.
+EMBEDDED_ARGS: tuple[str, ...] = ("-c", "check_for_update_on_startup=false")
+
+
+def exec_argv(
+    prompt: str,
+    *,
+    extra_args: Sequence[str] = (),
+    json_events: bool = False,
+    cwd: Path | None = None,
+) -> list[str]:
+    argv = [str(CODEX_BIN), "exec", *EMBEDDED_ARGS, "--skip-git-repo-check"]
+    if json_events:
+        argv.append("--json")
+    if cwd is not None:
+        argv += ["-C", str(cwd)]
+    argv += list(extra_args)
+    argv += ["--", prompt]
+    return argv
+
+
+def run_exec(
+    home: CodexHome,
+    prompt: str,
+    *,
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+    json_events: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``codex exec`` to completion (stdin closed); kill its process group on timeout."""
+    argv = exec_argv(prompt, extra_args=extra_args, json_events=json_events)
+    proc = subprocess.Popen(
+        argv,
+        cwd=home.cwd,
+        env=build_env(home, extra_env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        out, err = proc.communicate()
+        raise
+    finally:
+        _kill_group(proc.pid)  # anything left in its session (background terminals)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, 9)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def tui_argv(extra_args: Sequence[str] = (), prompt: str | None = None) -> list[str]:
+    argv = [str(CODEX_BIN), "--no-daemon", *EMBEDDED_ARGS, *extra_args]
+    if prompt is not None:
+        argv += ["--", prompt]
+    return argv
+
+
+def start_tui(
+    home: CodexHome,
+    *,
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    prompt: str | None = None,
+    wait_ready: bool = True,
+    timeout: float = 60.0,
+    width: int = 160,
+    height: int = 50,
+) -> tmux.Pane:
+    """Start the TUI in a private tmux server; return once its composer is ready.
+
+    The pane is registered on ``home`` so ``home.cleanup()`` kills it.
+    """
+    argv = tui_argv(extra_args, prompt)
+    pane = tmux.start(argv, cwd=str(home.cwd), env=build_env(home, extra_env), width=width, height=height)
+    home.panes.append(pane)
+    if wait_ready:
+        wait_tui_ready(pane, timeout=timeout)
+    return pane
+
+
+def wait_tui_ready(pane: tmux.Pane, timeout: float = 60.0) -> str:
+    return pane.wait_until(lambda s: any(m in s for m in TUI_READY_MARKERS), timeout=timeout)
+
+
+def kill_pane(pane: tmux.Pane) -> None:
+    """Kill the tmux server and every process that was started in the pane."""
+    try:
+        pid = pane.pane_pid()
+    except Exception:  # noqa: BLE001 - server already gone
+        pid = None
+    if pid:
+        for p in _descendants(pid) + [pid]:
+            try:
+                os.kill(p, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+    pane.kill()
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d))
+    out: list[int] = []
+    stack = [pid]
+    while stack:
+        for c in children.get(stack.pop(), []):
+            out.append(c)
+            stack.append(c)
+    return out
+
+
+def codex_pid(pane: tmux.Pane) -> int | None:
+    """PID of the native ``codex`` process under the pane (not the node launcher)."""
+    for p in _descendants(pane.pane_pid()):
+        try:
+            exe = os.readlink(f"/proc/{p}/exe")
+        except OSError:
+            continue
+        if exe.endswith("/codex") and "node" not in exe:
+            return p
+    return None
+
+
+# --------------------------------------------------------------------------- hooks
+
+_HOOK_SCRIPT = r'''
+import fcntl, json, os, sys, time
+event, log = sys.argv[1], sys.argv[2]
+t = time.time()
+raw = sys.stdin.buffer.read()
+try:
+    payload = json.loads(raw)
+except ValueError:
+    payload = {"_raw": raw.decode("utf-8", "replace")}
+line = json.dumps({"event": event, "time": t, "pid": os.getpid(), "payload": payload}) + "\n"
+fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, line.encode())
+finally:
+    os.close(fd)
+'''
+
+
+def hook_command(event: str, log_dir: Path) -> str:
+    """The shell command a logging hook runs for ``event``."""
+    log_dir = Path(log_dir)
+    script = log_dir / "loghook.py"
+    if not script.exists():
+        log_dir.mkdir(parents=True, exist_ok=True)
+        script.write_text(_HOOK_SCRIPT)
+    return " ".join(shlex.quote(a) for a in (sys.executable, "-I", "-S", str(script), event, str(log_dir / "hooks.jsonl")))
+
+
+def hook_arg(event: str, command: str, *, timeout: int | None = None) -> str:
+    handler = f'type="command",command={_toml_str(command)}'
+    if timeout is not None:
+        handler += f",timeout={timeout}"
+    return f"hooks.{event}=[{{hooks=[{{{handler}}}]}}]"
+
+
+def logging_hook_args(log_dir: Path, events: Iterable[str] = HOOK_EVENTS, *, bypass_trust: bool = True) -> list[str]:
+    """``-c hooks.<Event>=[...]`` for every event, each logging its stdin to ``log_dir/hooks.jsonl``.
+
+    With ``bypass_trust`` the list ends with ``--dangerously-bypass-hook-trust``.
+    """
+    args: list[str] = []
+    for ev in events:
+        args += ["-c", hook_arg(ev, hook_command(ev, Path(log_dir)))]
+    if bypass_trust:
+        args.append("--dangerously-bypass-hook-trust")
+    return args
+
+
+def read_hook_log(log_dir: Path) -> list[dict[str, Any]]:
+    p = Path(log_dir) / "hooks.jsonl"
+    if not p.exists():
+        return []
+    out = []
+    for line in p.read_text().splitlines():
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def hook_events(log_dir: Path) -> list[str]:
+    return [r["event"] for r in read_hook_log(log_dir)]
+
+
+def wait_hook(log_dir: Path, event: str, *, count: int = 1, timeout: float = 30.0, where: Any = None) -> list[dict[str, Any]]:
+    """Wait until ``event`` was logged ``count`` times (optionally filtered by ``where(payload)``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        hits = [r for r in read_hook_log(log_dir) if r["event"] == event and (where is None or where(r["payload"]))]
+        if len(hits) >= count:
+            return hits
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"hook {event} x{count} not logged after {timeout}s; got {hook_events(log_dir)}")
+        time.sleep(0.1)
+
+
+def trusted_hash(
+    event: str,
+    command: str,
+    *,
+    timeout: int | None = None,
+    matcher: str | None = None,
+    status_message: str | None = None,
+    is_async: bool = False,
+) -> str:
+    """Codex's ``trusted_hash`` for one command handler (research §2.2, empirical)."""
+    eff = timeout if timeout is not None else DEFAULT_HOOK_TIMEOUT
+    if event in CLAMPED_3S:
+        eff = min(eff, 3)
+    handler: dict[str, Any] = {"async": is_async, "command": command, "timeout": eff, "type": "command"}
+    if status_message is not None:
+        handler["statusMessage"] = status_message
+    obj: dict[str, Any] = {"event_name": snake(event), "hooks": [handler]}
+    if matcher is not None:
+        obj["matcher"] = matcher
+    data = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
+
+
+def trust_entries_toml(commands: Mapping[str, str]) -> str:
+    """``[hooks.state."/<session-flags>/config.toml:<event>:0:0"]`` tables for event -> command."""
+    out = []
+    for ev, cmd in commands.items():
+        key = f"{SESSION_FLAGS_SOURCE}:{snake(ev)}:0:0"
+        out.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = {_toml_str(trusted_hash(ev, cmd))}\n")
+    return "\n".join(out)
+
+
+def write_hook_trust(home: CodexHome, commands: Mapping[str, str]) -> None:
+    """Append trust entries for ``-c`` hooks (event -> command) to CODEX_HOME/config.toml."""
+    with open(home.config_toml, "a") as f:
+        f.write("\n" + trust_entries_toml(commands))
+
+
+def logging_hook_commands(log_dir: Path, events: Iterable[str] = HOOK_EVENTS) -> dict[str, str]:
+    return {ev: hook_command(ev, Path(log_dir)) for ev in events}
+
+
+# --------------------------------------------------------------------------- rollouts
+
+
+def rollouts(home: CodexHome) -> list[Path]:
+    """Every rollout file under CODEX_HOME/sessions, oldest first (by name = creation time)."""
+    base = home.codex_home / "sessions"
+    if not base.exists():
+        return []
+    return sorted(base.rglob("rollout-*.jsonl"), key=lambda p: p.name)
+
+
+def read_rollout(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def rollout_event_types(path: Path) -> list[str]:
+    """``type`` or ``type/payload.type`` of each record."""
+    out = []
+    for r in read_rollout(path):
+        pt = r.get("payload", {}).get("type") if isinstance(r.get("payload"), dict) else None
+        out.append(f"{r.get('type')}/{pt}" if pt else str(r.get("type")))
+    return out
+
+
+def wait_rollout_record(home: CodexHome, predicate: Any, *, timeout: float = 30.0) -> dict[str, Any]:
+    """Wait until some record in any rollout satisfies ``predicate(record)``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for p in rollouts(home):
+            for r in read_rollout(p):
+                if predicate(r):
+                    return r
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no matching rollout record after {timeout}s")
+        time.sleep(0.1)
+
+
+def is_event(kind: str) -> Any:
+    """Predicate for ``event_msg`` records with ``payload.type == kind``."""
+    return lambda r: r.get("type") == "event_msg" and isinstance(r.get("payload"), dict) and r["payload"].get("type") == kind
