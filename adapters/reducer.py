@@ -1,0 +1,207 @@
+"""The one pure reducer: ``step(state, event) -> state``. Live reads and replays both fold
+canonical events with it, so they cannot disagree.
+
+Turn lifecycle, owned here and nowhere else::
+
+    no turn ──turn.started──▶ active ──turn.stopped──▶ no turn (turn id finalized)
+                               │  ▲
+          input_requested ─────┘  └──── input_resolved / tool.finished
+
+* A turn has an identity (its lease). Evidence of a finalized turn, or of a transcript
+  identity (``epoch``) other than the current one, is stale: it changes nothing.
+* Each turn is finalized exactly once, however many signals report its end.
+* An open prompt is a continuation boundary inside the turn, not its end; it is cleared
+  by the tool's result, by ``input_resolved`` or by the turn's end. A prompt bound to no
+  turn (a background subagent's) survives the main turn's end.
+* ``activity`` changes only on mapped evidence; nothing here reads a clock. With no
+  evidence at all it is ``unknown``.
+* ``task_state`` changes only through ``state.task_state`` declarations; a blocked
+  declaration needs a reason; an exact repeat is a no-op; process exit never means done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import msgspec
+
+from agentspool.adapters.events import (
+    BackgroundFinished,
+    Event,
+    InputRequested,
+    InputResolved,
+    SessionEnded,
+    SessionStarted,
+    TaskStateDeclared,
+    ToolFinished,
+    ToolStarted,
+    TurnStarted,
+    TurnStopped,
+)
+from agentspool.adapters.seam import Activity, ChatState, Evidence, TaskState
+
+
+class RunState(msgspec.Struct, frozen=True, kw_only=True):
+    epoch: str = ""
+    turn_id: str = ""
+    """The open turn's lease; ``""`` when no turn is open."""
+    turns: int = 0
+    """Turns started in this transcript identity."""
+    finished: frozenset[str] = frozenset()
+    open_tools: frozenset[str] = frozenset()
+    background: frozenset[str] = frozenset()
+    pending: InputRequested | None = None
+    activity: Activity = "unknown"
+    task_state: TaskState = "active"
+    task_reason: str = ""
+    last_outcome: Literal["", "completed", "interrupted", "failed"] = ""
+    evidence: Evidence | None = None
+
+
+INITIAL = RunState()
+
+
+def _ev(event: Event, detail: str = "") -> Evidence:
+    return Evidence(source=event.source or str(type(event).__struct_config__.tag), at=event.at,
+                    detail=detail)
+
+
+def step(state: RunState, event: Event) -> RunState:
+    """The transition function. Pure: same inputs, same output; no I/O, no clock."""
+    if isinstance(event, TaskStateDeclared):
+        return _declare(state, event)
+    if isinstance(event, SessionStarted):
+        if event.epoch and event.epoch != state.epoch:
+            # A new transcript identity (/clear, fork, first start): a fresh chat.
+            return msgspec.structs.replace(
+                INITIAL, epoch=event.epoch, activity="idle", task_state=state.task_state,
+                task_reason=state.task_reason, evidence=_ev(event, f"session {event.epoch}"),
+            )
+        if state.activity == "unknown":
+            return msgspec.structs.replace(state, activity="idle", evidence=_ev(event))
+        return state
+    if event.epoch and state.epoch and event.epoch != state.epoch:
+        return state  # evidence of a superseded transcript identity
+    if isinstance(event, TurnStarted):
+        return _turn_started(state, event)
+    if isinstance(event, ToolStarted):
+        if event.turn_id in state.finished:
+            return state
+        if event.turn_id and event.turn_id != state.turn_id:
+            state = _turn_started(state, TurnStarted(turn_id=event.turn_id, at=event.at,
+                                                     source=event.source, epoch=event.epoch))
+        if not state.turn_id:
+            return state  # a tool outside any open turn proves nothing about the main turn
+        activity: Activity = "needs_input" if state.pending else "working"
+        return msgspec.structs.replace(
+            state, open_tools=state.open_tools | {event.tool_use_id}, activity=activity,
+            evidence=state.evidence if state.pending else _ev(event, event.tool_name),
+        )
+    if isinstance(event, ToolFinished):
+        if event.tool_use_id not in state.open_tools and not _pending_for(state, event.tool_use_id):
+            return state
+        state = msgspec.structs.replace(state, open_tools=state.open_tools - {event.tool_use_id})
+        if _pending_for(state, event.tool_use_id):
+            return _resolve(state, event)
+        return state
+    if isinstance(event, InputRequested):
+        if event.turn_id and event.turn_id in state.finished:
+            return state
+        if event.turn_id and event.turn_id != state.turn_id:
+            state = _turn_started(state, TurnStarted(turn_id=event.turn_id, at=event.at,
+                                                     source=event.source, epoch=event.epoch))
+        return msgspec.structs.replace(
+            state, pending=event, activity="needs_input",
+            evidence=_ev(event, f"{event.kind} {event.tool_name}".strip()),
+        )
+    if isinstance(event, InputResolved):
+        if state.pending is None or (
+            event.tool_use_id and state.pending.tool_use_id
+            and event.tool_use_id != state.pending.tool_use_id
+        ):
+            return state
+        return _resolve(state, event)
+    if isinstance(event, TurnStopped):
+        return _turn_stopped(state, event)
+    if isinstance(event, BackgroundFinished):
+        if event.task_id not in state.background:
+            return state
+        background = state.background - {event.task_id}
+        activity = state.activity
+        if not background and not state.turn_id and state.pending is None:
+            activity = "idle"
+        return msgspec.structs.replace(state, background=background, activity=activity,
+                                       evidence=_ev(event, event.task_id))
+    if isinstance(event, SessionEnded):
+        finished = state.finished | {state.turn_id} if state.turn_id else state.finished
+        return msgspec.structs.replace(
+            state, turn_id="", finished=finished, open_tools=frozenset(),
+            background=frozenset(), pending=None, activity="idle",
+            evidence=_ev(event, event.reason),
+        )
+    raise TypeError(f"not a canonical event: {event!r}")
+
+
+def _pending_for(state: RunState, tool_use_id: str) -> bool:
+    return state.pending is not None and state.pending.tool_use_id == tool_use_id != ""
+
+
+def _resolve(state: RunState, event: Event) -> RunState:
+    activity: Activity = "working" if state.turn_id or state.background else "idle"
+    return msgspec.structs.replace(state, pending=None, activity=activity,
+                                   evidence=_ev(event, "prompt closed"))
+
+
+def _turn_started(state: RunState, event: TurnStarted) -> RunState:
+    if event.turn_id in state.finished or event.turn_id == state.turn_id:
+        return state
+    finished = state.finished | {state.turn_id} if state.turn_id else state.finished
+    pending = state.pending if state.pending is not None and not state.pending.turn_id else None
+    return msgspec.structs.replace(
+        state, turn_id=event.turn_id, turns=state.turns + 1, finished=finished,
+        open_tools=frozenset(), pending=pending,
+        activity="needs_input" if pending else "working", last_outcome="",
+        evidence=_ev(event, f"turn {event.turn_id}"),
+    )
+
+
+def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
+    turn = event.turn_id or state.turn_id
+    if not turn or turn in state.finished:
+        return state
+    if turn != state.turn_id:
+        # The end of a turn we never saw start (evidence arrived out of order): finalize
+        # it so its late signals stay stale, but leave the open turn alone.
+        return msgspec.structs.replace(state, finished=state.finished | {turn})
+    pending = state.pending if state.pending is not None and not state.pending.turn_id else None
+    background = frozenset(event.background)
+    activity: Activity = "needs_input" if pending else ("working" if background else "idle")
+    return msgspec.structs.replace(
+        state, turn_id="", finished=state.finished | {turn}, open_tools=frozenset(),
+        background=background, pending=pending, activity=activity,
+        last_outcome=event.outcome, evidence=_ev(event, event.outcome),
+    )
+
+
+def _declare(state: RunState, event: TaskStateDeclared) -> RunState:
+    if event.task_state == "blocked" and not event.reason.strip():
+        return state
+    if (event.task_state, event.reason) == (state.task_state, state.task_reason):
+        return state
+    return msgspec.structs.replace(state, task_state=event.task_state, task_reason=event.reason)
+
+
+def fold(events: Iterable[Event], state: RunState = INITIAL) -> RunState:
+    for event in events:
+        state = step(state, event)
+    return state
+
+
+def chat_state(state: RunState) -> ChatState:
+    """Project the fold onto the five-word wire vocabulary (``ended`` is core's)."""
+    if state.pending is not None:
+        return "question" if state.pending.kind == "question" else "needs_input"
+    if state.turn_id or state.background:
+        return "working"
+    return "needs_input" if state.turns else "idle"
