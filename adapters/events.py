@@ -47,7 +47,12 @@ class ToolFinished(_Event, tag="tool.finished", frozen=True, kw_only=True):
 
 
 class InputRequested(_Event, tag="interaction.input_requested", frozen=True, kw_only=True):
-    """The agent waits on the operator: a permission prompt or a dialog is open."""
+    """The agent waits on the operator: a permission prompt or a dialog is open.
+
+    Without ``tool_use_id`` and ``tool_name`` it is unspecific ("some prompt is open",
+    e.g. a notification or a status file): it opens a wait when none is known but never
+    replaces a specific one.
+    """
 
     turn_id: str = ""
     kind: Literal["approval", "question"]
@@ -71,8 +76,9 @@ class TurnStopped(_Event, tag="turn.stopped", frozen=True, kw_only=True):
     turn_id: str = ""
     """``""`` ends whichever turn is open."""
     outcome: Literal["completed", "interrupted", "failed"] = "completed"
-    background: tuple[str, ...] = ()
-    """Background tasks still running after this turn (their work is not over)."""
+    background: tuple[str, ...] | None = None
+    """Background tasks still running after this turn (their work is not over);
+    ``None`` when the signal does not say (the known set is kept)."""
 
 
 class BackgroundFinished(_Event, tag="background.finished", frozen=True, kw_only=True):

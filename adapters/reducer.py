@@ -108,6 +108,8 @@ def step(state: RunState, event: Event) -> RunState:
     if isinstance(event, InputRequested):
         if event.turn_id and event.turn_id in state.finished:
             return state
+        if state.pending is not None and not (event.tool_use_id or event.tool_name):
+            return state  # an unspecific wait never replaces what is known to be open
         if event.turn_id and event.turn_id != state.turn_id:
             state = _turn_started(state, TurnStarted(turn_id=event.turn_id, at=event.at,
                                                      source=event.source, epoch=event.epoch))
@@ -175,7 +177,7 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
         # it so its late signals stay stale, but leave the open turn alone.
         return msgspec.structs.replace(state, finished=state.finished | {turn})
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
-    background = frozenset(event.background)
+    background = state.background if event.background is None else frozenset(event.background)
     activity: Activity = "needs_input" if pending else ("working" if background else "idle")
     return msgspec.structs.replace(
         state, turn_id="", finished=state.finished | {turn}, open_tools=frozenset(),

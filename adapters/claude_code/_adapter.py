@@ -1,19 +1,115 @@
-"""The Claude Code adapter object (being built: lifecycle first)."""
+"""The Claude Code adapter: composes a run's state from its three evidence channels.
+
+Precedence (docs/adr/0006-claude-code-state-precedence.md). All evidence becomes
+canonical events, folded by the one reducer in evidence-time order; what decides:
+
+1. An open dialog — an ``AskUserQuestion`` / ``ExitPlanMode`` call with no result yet
+   (the tool's execution *is* the dialog), or a ``PermissionRequest`` for one, or the
+   native file ``waiting``/``input needed`` → ``question`` with ``pending_dialog``.
+2. An open permission prompt — ``PermissionRequest`` (matched to its ``PreToolUse`` by
+   tool and input: it carries no ``tool_use_id``), a ``permission_prompt`` notification
+   or the native file ``waiting`` → ``needs_input`` with ``pending_approval``.
+3. Otherwise transcript and hook evidence of the turn: a prompt or a tool opens it;
+   ``Stop``/``StopFailure``, ``turn_duration``, an interrupt record, ``end_turn`` close it.
+
+A prompt is cleared by every source that proves it gone, since a denial and Esc fire no
+hook at all: the call's ``tool_result``, an interrupt record, a later turn, ``Stop``,
+the native file leaving ``waiting``. Not a wait: ``PermissionRequest`` in print mode
+(auto-denied). Not the end of the work: ``Stop`` listing running ``background_tasks``.
+Stale: native status of a dead pid (checked against ``procStart``), and evidence of a
+session id replaced by ``/clear``.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from agentspool.adapters.claude_code import _lifecycle
+import msgspec
+
+from agentspool.adapters._jsonl import JsonlFollower
+from agentspool.adapters._merge import EventMerger
+from agentspool.adapters.claude_code import _lifecycle, _signals
+from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
+from agentspool.adapters.compose import compose_chat
+from agentspool.adapters.events import Event, InputRequested
 from agentspool.adapters.seam import Capabilities, Chat, Spawn
+from agentspool.errors import TranscriptGoneError
 from agentspool.spool import signature, sweep
+from agentspool.spool.layout import run_dir
+from agentspool.spool.read import SpoolReader
+
+
+class _SpoolView:
+    """One run's spool, read incrementally; every record translated once, kept as events."""
+
+    def __init__(self, run_id: str, runtime_dir: str) -> None:
+        self.reader = SpoolReader(run_dir(runtime_dir, run_id))
+        self.translator = _signals.HookTranslator()
+        self.events: list[Event] = []
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.events += self.translator.translate(record)
+
+
+class _TranscriptView:
+    """One transcript identity, parsed incrementally, with its event fold."""
+
+    def __init__(self, run_id: str, path: str) -> None:
+        self.follower = JsonlFollower(path, self._line, self._reset, run_id)
+        self._reset()
+
+    def _line(self, raw: bytes) -> None:
+        self.parser.feed_line(raw)
+
+    def _reset(self) -> None:
+        self.parser = TranscriptParser()
+        self.merger = EventMerger()
+        self.transcript_seen = 0
+        self.spool_seen = 0
+
+    def read(self, spool: _SpoolView | None) -> None:
+        self.follower.read()
+        self.merger.add("transcript", self.parser.events[self.transcript_seen :])
+        self.transcript_seen = len(self.parser.events)
+        if spool is not None:
+            self.merger.add("spool", spool.events[self.spool_seen :])
+            self.spool_seen = len(spool.events)
+
+
+def _complete(pending: InputRequested, open_tools: dict[str, tuple[str, dict[str, Any]]]
+              ) -> InputRequested:
+    """Fill a wait from the transcript's open call: the tool of an unspecific prompt,
+    the plan of an ``ExitPlanMode`` (its hooks carry ``tool_input: {}``)."""
+    tool_use_id = pending.tool_use_id
+    if not tool_use_id:
+        wanted = DIALOG_TOOLS if pending.kind == "question" else None
+        for candidate, (name, _) in reversed(open_tools.items()):
+            if wanted is None or name in wanted:
+                tool_use_id = candidate
+                break
+    if tool_use_id not in open_tools:
+        return pending
+    name, tool_input = open_tools[tool_use_id]
+    dialog = pending.dialog
+    if name in DIALOG_TOOLS and (dialog is None or not dialog.prompt):
+        dialog = dialog_for(name, tool_use_id, tool_input)
+    kind = "question" if name in DIALOG_TOOLS else pending.kind
+    return msgspec.structs.replace(pending, kind=kind, tool_use_id=tool_use_id, tool_name=name,
+                                   tool_input=pending.tool_input or tool_input, dialog=dialog)
 
 
 class ClaudeCode:
     name: ClassVar[str] = "claude-code"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, native_status=True)
 
+    def __init__(self) -> None:
+        self._spools: dict[tuple[str, str], _SpoolView] = {}
+        self._transcripts: dict[tuple[str, str, str], _TranscriptView] = {}
+
+    # -- lifecycle -------------------------------------------------------------------
     def setup(self, run_id: str, runtime_dir: str) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
 
@@ -24,8 +120,53 @@ class ClaudeCode:
               ) -> sweep.SweepReport:
         return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
 
+    # -- reading ---------------------------------------------------------------------
+    def _spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
+        key = (run_id, runtime_dir)
+        view = self._spools.get(key)
+        if view is None:
+            view = self._spools[key] = _SpoolView(run_id, runtime_dir)
+        return view
+
     def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
-        raise NotImplementedError
+        """The transcript the latest hook named; after ``/clear`` that is the new file.
+
+        ``""`` until a hook has fired or while the named file does not exist yet (the
+        TUI creates it at the first prompt).
+        """
+        if not runtime_dir:
+            return ""
+        spool = self._spool(run_id, runtime_dir)
+        spool.refresh()
+        path = spool.translator.transcript_path
+        return path if path and os.path.exists(path) else ""
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        raise NotImplementedError
+        if transcript_path and not os.path.exists(transcript_path):
+            raise TranscriptGoneError(run_id, transcript_path)
+        spool = self._spool(run_id, runtime_dir) if runtime_dir else None
+        if spool is not None:
+            spool.refresh()
+        extra: list[Event] = []
+        if spool is not None:
+            pid = spool.translator.agent_pid
+            status, gone = _signals.read_native(transcript_path or spool.translator.transcript_path,
+                                                pid)
+            extra = _signals.native_events(status, gone, pid)
+        if not transcript_path:
+            # Not located yet: live signals alone (a dialog can be open before any
+            # transcript exists); with none, an idle empty chat.
+            merger = EventMerger()
+            if spool is not None:
+                merger.add("spool", spool.events)
+            return compose_chat(merger.state(extra))
+        key = (run_id, runtime_dir, transcript_path)
+        view = self._transcripts.get(key)
+        if view is None:
+            view = self._transcripts[key] = _TranscriptView(run_id, transcript_path)
+        view.read(spool)
+        parser = view.parser
+        return compose_chat(view.merger.state(extra), parser.messages,
+                            transcript_id=parser.session_id, transcript_path=transcript_path,
+                            usage=parser.usage,
+                            complete_pending=lambda p: _complete(p, parser.open_tools))

@@ -1,0 +1,44 @@
+"""Folding events from several evidence channels, incrementally, in evidence-time order.
+
+Channels (hook spool, transcript, native status) are each appended in their own order
+and lag each other (Claude Code's transcript trails its hooks by 10-200 ms). Events are
+folded in evidence-time order; those older than every channel's newest event minus
+``SETTLE`` seconds are folded once into a checkpoint and never again, so a re-read folds
+only the recent tail: the cost of a read follows what was appended, not the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agentspool.adapters import reducer
+from agentspool.adapters.events import Event
+
+SETTLE = 10.0
+
+
+class EventMerger:
+    def __init__(self) -> None:
+        self.settled = reducer.INITIAL
+        self.tail: list[Event] = []
+        self._newest: dict[str, float] = {}
+
+    def add(self, channel: str, events: Iterable[Event]) -> None:
+        for event in events:
+            self.tail.append(event)
+            if event.at > self._newest.get(channel, 0.0):
+                self._newest[channel] = event.at
+
+    def state(self, extra: Iterable[Event] = ()) -> reducer.RunState:
+        """The fold of everything added, plus ``extra`` (not kept: e.g. native status)."""
+        self.tail.sort(key=lambda e: e.at)  # stable: same-time events keep arrival order
+        if self._newest:
+            horizon = min(self._newest.values()) - SETTLE
+            cut = 0
+            while cut < len(self.tail) and self.tail[cut].at <= horizon:
+                cut += 1
+            if cut:
+                self.settled = reducer.fold(self.tail[:cut], self.settled)
+                del self.tail[:cut]
+        pending = sorted([*self.tail, *extra], key=lambda e: e.at)
+        return reducer.fold(pending, self.settled)

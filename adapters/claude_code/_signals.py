@@ -1,0 +1,218 @@
+"""Claude Code live signals → canonical events: the hook spool and the native status file.
+
+Facts: research/claude-code-2.1.328.md §0-§7 and §9.1.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters import events as ev
+from agentspool.adapters._salvage import salvage
+from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
+from agentspool.spool.read import SpoolRecord
+
+# `waitingFor` values of sessions/<pid>.json; the binary maps "input needed" to a
+# question and the others to a permission.
+QUESTION_WAITS = frozenset({"input needed"})
+PRINT_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})
+
+
+class _Task(msgspec.Struct):
+    id: str = ""
+    status: str = ""
+
+
+class _Call(msgspec.Struct):
+    tool_use_id: str = ""
+
+
+class HookPayload(msgspec.Struct):
+    session_id: str = ""
+    transcript_path: str = ""
+    prompt_id: str = ""
+    source: str = ""
+    reason: str = ""
+    tool_name: str = ""
+    tool_input: dict[str, Any] | None = None
+    tool_use_id: str = ""
+    agent_id: str = ""
+    notification_type: str = ""
+    background_tasks: list[_Task] = []
+    tool_calls: list[_Call] = []
+
+
+_decode_payload = msgspec.json.Decoder(HookPayload).decode
+_SALVAGE_KEYS = frozenset({"session_id", "transcript_path", "prompt_id", "tool_name",
+                           "tool_use_id", "agent_id", "source", "reason", "notification_type"})
+
+
+def decode(record: SpoolRecord) -> HookPayload | None:
+    if record.truncated:
+        fields = salvage(record.payload, record.head_bytes, _SALVAGE_KEYS)
+        return HookPayload(**fields) if fields else None
+    try:
+        return _decode_payload(record.payload)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+
+
+class HookTranslator:
+    """Turns spool records into events, in spool order, keeping what matching needs."""
+
+    def __init__(self) -> None:
+        self.transcript_path = ""
+        self.agent_pid = 0
+        self.undecodable = 0
+        # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
+        # so it is matched to the latest unfinished call with the same tool and input.
+        self._calls: list[tuple[str, str, Any, str]] = []  # (tool_use_id, name, input, agent)
+
+    def translate(self, record: SpoolRecord) -> list[ev.Event]:
+        hook = decode(record)
+        if hook is None:
+            self.undecodable += 1
+            return []
+        if record.agent_pid:
+            self.agent_pid = record.agent_pid
+        name = record.event
+        if hook.transcript_path and name != "SessionEnd":
+            self.transcript_path = hook.transcript_path
+        base: dict[str, Any] = {"at": record.wall_ns / 1e9, "source": f"hook:{name}",
+                                "epoch": hook.session_id}
+        turn = "" if hook.agent_id else hook.prompt_id
+        if name == "SessionStart":
+            return [ev.SessionStarted(how=hook.source or "startup", **base)]
+        if name == "UserPromptSubmit":
+            return [ev.TurnStarted(turn_id=hook.prompt_id, **base)] if hook.prompt_id else []
+        if name == "PreToolUse":
+            self._calls.append((hook.tool_use_id, hook.tool_name, hook.tool_input, hook.agent_id))
+            if hook.agent_id:
+                return []
+            return [ev.ToolStarted(turn_id=turn, tool_use_id=hook.tool_use_id,
+                                   tool_name=hook.tool_name, **base)]
+        if name == "PermissionRequest":
+            if self._print_mode():
+                return []  # -p auto-denies at once: no dialog is ever shown (research §2.4)
+            tool_use_id = self._match(hook)
+            tool_input = hook.tool_input or {}
+            kind = "question" if hook.tool_name in DIALOG_TOOLS else "approval"
+            dialog = dialog_for(hook.tool_name, tool_use_id, tool_input) if kind == "question" \
+                else None
+            return [ev.InputRequested(turn_id=turn, kind=kind, tool_use_id=tool_use_id,
+                                      tool_name=hook.tool_name, tool_input=tool_input,
+                                      agent_id=hook.agent_id, dialog=dialog, **base)]
+        if name in ("PostToolUse", "PostToolUseFailure", "PermissionDenied"):
+            return self._finished([hook.tool_use_id], turn, base)
+        if name == "PostToolBatch":
+            return self._finished([c.tool_use_id for c in hook.tool_calls], turn, base)
+        if name == "Notification":
+            if hook.notification_type == "permission_prompt":
+                return [ev.InputRequested(turn_id="", kind="approval", **base)]
+            if hook.notification_type == "idle_prompt":
+                return [ev.TurnStopped(turn_id=hook.prompt_id, **base)]
+            return []
+        if name == "Stop":
+            running = tuple(t.id for t in hook.background_tasks if t.status in ("running", ""))
+            if not hook.agent_id:
+                self._calls.clear()
+            return [ev.TurnStopped(turn_id=hook.prompt_id, outcome="completed",
+                                   background=running, **base)]
+        if name == "StopFailure":
+            return [ev.TurnStopped(turn_id=hook.prompt_id, outcome="failed", **base)]
+        if name == "SubagentStop" and hook.agent_id:
+            return [ev.BackgroundFinished(task_id=hook.agent_id, **base)]
+        if name == "SessionEnd" and hook.reason != "clear":
+            return [ev.SessionEnded(reason=hook.reason, **base)]
+        return []
+
+    def _print_mode(self) -> bool:
+        status, _ = read_native(self.transcript_path, self.agent_pid)
+        return status is not None and status.entrypoint in PRINT_ENTRYPOINTS
+
+    def _match(self, hook: HookPayload) -> str:
+        for tool_use_id, name, tool_input, agent in reversed(self._calls):
+            if name == hook.tool_name and agent == hook.agent_id and (
+                not hook.tool_input or tool_input == hook.tool_input
+                or hook.tool_name == "ExitPlanMode"  # its hook input is {} (research §3.2)
+            ):
+                return tool_use_id
+        return ""
+
+    def _finished(self, ids: list[str], turn: str, base: dict[str, Any]) -> list[ev.Event]:
+        done = set(ids)
+        self._calls = [c for c in self._calls if c[0] not in done]
+        out: list[ev.Event] = []
+        for tool_use_id in ids:
+            out.append(ev.ToolFinished(turn_id=turn, tool_use_id=tool_use_id, **base))
+            out.append(ev.InputResolved(tool_use_id=tool_use_id, **base))
+        return out
+
+
+class NativeStatus(msgspec.Struct):
+    pid: int = 0
+    sessionId: str = ""  # noqa: N815 - the CLI's field names
+    procStart: str = ""  # noqa: N815
+    entrypoint: str = ""
+    status: str = ""
+    waitingFor: str = ""  # noqa: N815
+    statusUpdatedAt: float = 0.0  # noqa: N815
+    updatedAt: float = 0.0  # noqa: N815
+
+
+def native_path(transcript_path: str, pid: int) -> str:
+    """``<claude config dir>/sessions/<pid>.json``, beside ``projects/<slug>/<sid>.jsonl``."""
+    claude_dir = os.path.dirname(os.path.dirname(os.path.dirname(transcript_path)))
+    return os.path.join(claude_dir, "sessions", f"{pid}.json")
+
+
+def process_start(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (``/proc/<pid>/stat`` field 22), None if dead."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # comm (field 2) may hold spaces and parens: split after its last ')'.
+    return stat[stat.rfind(b")") + 2 :].split()[19].decode()
+
+
+def read_native(transcript_path: str, pid: int) -> tuple[NativeStatus | None, bool]:
+    """(status file if it is about a live process, whether that process is gone)."""
+    if not pid or not transcript_path:
+        return None, False
+    started = process_start(pid)
+    try:
+        with open(native_path(transcript_path, pid), "rb") as fh:
+            status = msgspec.json.decode(fh.read(), type=NativeStatus)
+    except (OSError, msgspec.DecodeError):
+        status = None
+    if started is None:
+        return None, True
+    if status is not None and status.procStart and status.procStart != started:
+        return None, True  # the pid was reused: the file is about a process long gone
+    return status, False
+
+
+def native_events(status: NativeStatus | None, gone: bool, pid: int) -> list[ev.Event]:
+    if gone:
+        # SIGKILL leaves the status file behind and fires no hook: a dead agent process
+        # is the evidence that nothing is running or waiting any more.
+        return [ev.SessionEnded(reason="process gone", at=time.time(),
+                                source=f"native:pid {pid} gone")]
+    if status is None or not status.status:
+        return []
+    at = (status.statusUpdatedAt or status.updatedAt) / 1000
+    base: dict[str, Any] = {"at": at, "source": f"native:{status.status}", "epoch": status.sessionId}
+    if status.status == "waiting":
+        kind = "question" if status.waitingFor in QUESTION_WAITS else "approval"
+        return [ev.InputRequested(turn_id="", kind=kind, **base)]
+    if status.status == "idle":
+        # Set at once on deny/Esc, which fire no hook (research §2.3, §5).
+        return [ev.InputResolved(**base), ev.TurnStopped(**base)]
+    return []
+

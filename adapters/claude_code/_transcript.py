@@ -1,0 +1,301 @@
+"""Claude Code transcript (``~/.claude/projects/<slug>/<session>.jsonl``) → canonical
+messages and canonical events, incrementally.
+
+Grammar: research/claude-code-2.1.328.md §9. One JSONL line per record; one line per
+content block of an API message (all sharing ``message.id``). Lines are decoded through
+small views that declare only the fields read here (msgspec skips the rest cheaply);
+a line that fails to decode is counted as corrupt and skipped, a torn last line is left
+for the next read. ``TranscriptParser.feed`` takes appended bytes only, so a re-read
+costs what was appended, not the file.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters import events as ev
+from agentspool.adapters.seam import DialogOption, DialogQuestion, Message, PendingDialog, Usage
+
+# Records the CLI writes for its own bookkeeping; never conversation, never shown.
+BOOKKEEPING = frozenset({
+    "queue-operation", "last-prompt", "mode", "permission-mode", "file-history-snapshot",
+    "tools-used", "atis-latch", "api-request-shape", "api-request-blob", "api-request",
+    "cost-state", "attachment", "summary", "custom-title", "tag", "agent-name",
+})
+INTERRUPT_PREFIX = "[Request interrupted by user"
+DIALOG_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
+PRESENTATION = {
+    "Bash": "shell", "BashOutput": "shell", "KillShell": "shell", "PowerShell": "shell",
+    "Edit": "edit", "MultiEdit": "edit", "Write": "edit", "NotebookEdit": "edit",
+    "Read": "read", "Grep": "search", "Glob": "search", "LS": "search",
+    "WebFetch": "web", "WebSearch": "web", "Agent": "agent", "Task": "agent",
+    "AskUserQuestion": "question", "ExitPlanMode": "plan", "EnterPlanMode": "plan",
+    "TodoWrite": "todo",
+}
+
+
+def presentation(tool_name: str) -> str:
+    if tool_name.startswith("mcp__"):
+        return "mcp"
+    return PRESENTATION.get(tool_name, "other")
+
+
+class _Part(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+
+
+class _Block(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+    thinking: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: dict[str, Any] | None = None
+    tool_use_id: str | None = None
+    content: str | list[_Part] | None = None
+    is_error: bool | None = None
+
+
+class _ApiUsage(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+class _ApiMessage(msgspec.Struct):
+    id: str | None = None
+    role: str = ""
+    model: str | None = None
+    content: str | list[_Block] | None = None
+    stop_reason: str | None = None
+    usage: _ApiUsage | None = None
+
+
+class _Line(msgspec.Struct, rename="camel"):
+    type: str = ""
+    subtype: str | None = None
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    is_sidechain: bool = False
+    session_id: str | None = None
+    timestamp: str | None = None
+    prompt_id: str | None = None
+    is_meta: bool = False
+    is_compact_summary: bool = False
+    is_api_error_message: bool = False
+    tool_denial_kind: str | None = None
+    content: str | None = None
+    message: _ApiMessage | None = None
+
+
+_decode_line = msgspec.json.Decoder(_Line).decode
+
+
+def _seconds(stamp: str | None) -> float:
+    if not stamp:
+        return 0.0
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _text_of(content: str | list[_Part] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.text for p in content if p.text)
+
+
+def dialog_for(tool_name: str, tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
+    if tool_name == "ExitPlanMode":
+        return PendingDialog(kind="plan_approval", tool_use_id=tool_use_id,
+                             prompt=str(tool_input.get("plan", "")))
+    questions = []
+    for q in tool_input.get("questions") or []:
+        if not isinstance(q, dict):
+            continue
+        options = [
+            DialogOption(label=str(o.get("label", "")), description=str(o.get("description", "")))
+            for o in q.get("options") or [] if isinstance(o, dict)
+        ]
+        questions.append(DialogQuestion(prompt=str(q.get("question", "")),
+                                        header=str(q.get("header", "")), options=options,
+                                        multi_select=bool(q.get("multiSelect", False))))
+    first = questions[0] if questions else DialogQuestion(prompt="")
+    return PendingDialog(kind="question", tool_use_id=tool_use_id, prompt=first.prompt,
+                         options=first.options, multi_select=first.multi_select,
+                         questions=questions)
+
+
+def usage_of(api: _ApiUsage) -> Usage:
+    cached = api.cache_read_input_tokens
+    return Usage(input_tokens=api.input_tokens + api.cache_creation_input_tokens + cached,
+                 output_tokens=api.output_tokens, cached_input_tokens=cached)
+
+
+class TranscriptParser:
+    """Parse state for one transcript identity; ``feed`` appended lines in file order."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.events: list[ev.Event] = []
+        self.usage = Usage()
+        self.session_id = ""
+        self.corrupt = 0
+        self.unknown = 0
+        self.turn = ""
+        self.open_tools: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._usage_seen: set[str] = set()
+
+    def feed_line(self, raw: bytes) -> None:
+        if not raw.strip():
+            return
+        try:
+            line = _decode_line(raw)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            self.corrupt += 1
+            return
+        kind = line.type
+        if kind in BOOKKEEPING:
+            return
+        if line.is_sidechain:
+            return  # subagent records live in their own files in 2.1.328
+        if not self.session_id and line.session_id:
+            self.session_id = line.session_id
+            self.events.append(ev.SessionStarted(epoch=line.session_id, how="transcript",
+                                                 at=_seconds(line.timestamp),
+                                                 source="transcript:first-record"))
+        if kind == "user":
+            self._user(line)
+        elif kind == "assistant":
+            self._assistant(line)
+        elif kind == "system":
+            self._system(line)
+        else:
+            self.unknown += 1
+
+    def _add(self, **fields: Any) -> Message:
+        message = Message(seq=len(self.messages) + 1, **fields)
+        self.messages.append(message)
+        return message
+
+    def _user(self, line: _Line) -> None:
+        msg = line.message
+        if msg is None:
+            return
+        at = _seconds(line.timestamp)
+        uid = line.uuid or f"line-{len(self.messages)}"
+        stamp = line.timestamp or ""
+        prompt_id = line.prompt_id or ""
+        if isinstance(msg.content, list):
+            texts: list[str] = []
+            for i, block in enumerate(msg.content):
+                if block.type == "tool_result":
+                    tool_use_id = block.tool_use_id or ""
+                    name = self.open_tools.pop(tool_use_id, ("", {}))[0]
+                    self._add(id=f"{uid}:{i}", kind="tool_result", role="tool",
+                              text=_text_of(block.content), timestamp=stamp, tool_name=name,
+                              tool_use_id=tool_use_id, parent_id=line.parent_uuid or "",
+                              is_error=bool(block.is_error))
+                    self.events.append(ev.ToolFinished(
+                        turn_id=prompt_id, tool_use_id=tool_use_id, at=at,
+                        source="transcript:tool_result" + (
+                            f"({line.tool_denial_kind})" if line.tool_denial_kind else "")))
+                elif block.type == "text" and block.text:
+                    texts.append(block.text)
+            text = "\n".join(texts)
+        else:
+            text = msg.content or ""
+        if not text:
+            return
+        if text.startswith(INTERRUPT_PREFIX):
+            self._add(id=uid, kind="interrupt", role="user", text=text, timestamp=stamp,
+                      parent_id=line.parent_uuid or "")
+            self.events.append(ev.TurnStopped(turn_id=prompt_id or self.turn,
+                                              outcome="interrupted", at=at,
+                                              source="transcript:interrupt"))
+            return
+        if line.is_compact_summary:
+            self._add(id=uid, kind="summary", role="user", text=text, timestamp=stamp,
+                      parent_id=line.parent_uuid or "")
+            return
+        hidden = line.is_meta or text.lstrip().startswith("<system-reminder>")
+        self._add(id=uid, kind="text", role="user", text=text, timestamp=stamp,
+                  visibility="hidden" if hidden else "visible", is_meta=line.is_meta,
+                  parent_id=line.parent_uuid or "")
+        local_command = text.lstrip().startswith(("<command-name>", "<local-command-"))
+        if prompt_id and not hidden and not local_command:
+            self.turn = prompt_id
+            self.events.append(ev.TurnStarted(turn_id=prompt_id, at=at,
+                                              source="transcript:user-prompt"))
+
+    def _assistant(self, line: _Line) -> None:
+        msg = line.message
+        if msg is None:
+            return
+        at = _seconds(line.timestamp)
+        uid = line.uuid or f"line-{len(self.messages)}"
+        stamp = line.timestamp or ""
+        message_id = msg.id or ""
+        usage = None
+        if msg.usage is not None and message_id and message_id not in self._usage_seen:
+            # One count per API message: every content-block line repeats the final usage.
+            self._usage_seen.add(message_id)
+            usage = usage_of(msg.usage)
+            self.usage.add(usage)
+        blocks = msg.content if isinstance(msg.content, list) else [
+            _Block(type="text", text=msg.content or "")]
+        for i, block in enumerate(blocks):
+            bid = uid if len(blocks) == 1 else f"{uid}:{i}"
+            common: dict[str, Any] = {"id": bid, "role": "assistant", "timestamp": stamp,
+                                      "parent_id": line.parent_uuid or "",
+                                      "message_id": message_id, "usage": usage}
+            usage = None
+            if line.is_api_error_message:
+                self._add(kind="error", text=block.text or "", is_error=True, **common)
+            elif block.type == "text":
+                self._add(kind="text", text=block.text or "", **common)
+            elif block.type == "thinking":
+                self._add(kind="thinking", text=block.thinking or "", **common)
+            elif block.type == "tool_use":
+                name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
+                self.open_tools[tool_use_id] = (name, tool_input)
+                self._add(kind="tool_call", tool_name=name, tool_use_id=tool_use_id,
+                          tool_input=tool_input, presentation=presentation(name), **common)
+                self.events.append(ev.ToolStarted(turn_id=self.turn, tool_use_id=tool_use_id,
+                                                  tool_name=name, at=at,
+                                                  source="transcript:tool_use"))
+                if name in DIALOG_TOOLS:
+                    # The tool's execution *is* the dialog: while it has no result, the
+                    # question/plan is on screen (research §3).
+                    self.events.append(ev.InputRequested(
+                        turn_id=self.turn, kind="question", tool_use_id=tool_use_id,
+                        tool_name=name, tool_input=tool_input, at=at,
+                        source="transcript:tool_use", dialog=dialog_for(name, tool_use_id,
+                                                                        tool_input)))
+        if line.is_api_error_message:
+            self.events.append(ev.TurnStopped(turn_id=self.turn, outcome="failed", at=at,
+                                              source="transcript:api-error"))
+        elif msg.stop_reason in ("end_turn", "stop_sequence") and msg.model != "<synthetic>":
+            self.events.append(ev.TurnStopped(turn_id=self.turn, outcome="completed", at=at,
+                                              source=f"transcript:stop_reason={msg.stop_reason}"))
+
+    def _system(self, line: _Line) -> None:
+        at = _seconds(line.timestamp)
+        uid = line.uuid or f"line-{len(self.messages)}"
+        if line.subtype == "turn_duration":
+            self.events.append(ev.TurnStopped(turn_id=self.turn, outcome="completed", at=at,
+                                              source="transcript:turn_duration"))
+        elif line.subtype == "compact_boundary":
+            self._add(id=uid, kind="compaction", role="system", text=line.content or "",
+                      timestamp=line.timestamp or "")
+        elif line.subtype in ("local_command", "informational") and line.content:
+            self._add(id=uid, kind="text", role="system", text=line.content,
+                      timestamp=line.timestamp or "")
