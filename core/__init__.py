@@ -1,1 +1,1 @@
-"""(being built)"""
+"""Core: run lifecycle and what sits on top of the adapter seam. Never names a provider."""

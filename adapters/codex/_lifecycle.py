@@ -43,6 +43,7 @@ DEFAULT_TIMEOUT = 600
 CLAMPED_TIMEOUT = {"SessionEnd": 3, "Interrupt": 3}
 BLOCK_BEGIN = "# >>> agentspool trusted hooks (remove with: agentspool untrust codex)"
 BLOCK_END = "# <<< agentspool trusted hooks"
+EOL_ADDED = " [newline added]"
 
 Trust = Literal["bypass", "config"]
 
@@ -89,15 +90,26 @@ def codex_home(explicit: str | None = None) -> str:
 
 
 def _without_block(text: str) -> str:
+    """``text`` as it was before ``_with_block`` added our block: byte for byte."""
     begin = text.find(BLOCK_BEGIN)
     if begin < 0:
         return text
     end = text.find(BLOCK_END, begin)
     if end < 0:
         raise SettingsError("config.toml", "agentspool block has no end marker; fix by hand")
-    return (text[:begin].rstrip("\n") + "\n" + text[end + len(BLOCK_END) :].lstrip("\n")).lstrip(
-        "\n"
-    )
+    head = text[:begin]
+    if text.startswith(EOL_ADDED, begin + len(BLOCK_BEGIN)) and head.endswith("\n"):
+        head = head[:-1]  # the newline we added after a last line that had none
+    tail = text[end + len(BLOCK_END) :]
+    return head + (tail[1:] if tail.startswith("\n") else tail)
+
+
+def _with_block(base: str, entries: list[str]) -> str:
+    """``base`` with our block appended; exactly invertible by ``_without_block``."""
+    begin = BLOCK_BEGIN
+    if base and not base.endswith("\n"):
+        base, begin = base + "\n", BLOCK_BEGIN + EOL_ADDED
+    return base + "\n".join([begin, *entries, BLOCK_END]) + "\n"
 
 
 def _read_config(path: str) -> tuple[str, int]:
@@ -122,7 +134,7 @@ def trust(home: str | None = None) -> str:
         state = tomllib.loads(base).get("hooks", {}).get("state", {})
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(path, f"not valid TOML, left untouched: {exc}") from None
-    lines = [BLOCK_BEGIN]
+    lines: list[str] = []
     for key, digest in trust_keys().items():
         theirs = state.get(key, {}).get("trusted_hash")
         if theirs == digest:
@@ -132,8 +144,7 @@ def trust(home: str | None = None) -> str:
                 path, f"already trusts another hook as {key!r}; remove it or use --trust bypass"
             )
         lines += [f"[hooks.state.{toml_string(key)}]", f"trusted_hash = {toml_string(digest)}"]
-    lines.append(BLOCK_END)
-    new = (base.rstrip("\n") + "\n\n" if base.strip() else "") + "\n".join(lines) + "\n"
+    new = _with_block(base, lines)
     tomllib.loads(new)  # never write a file Codex could not load
     os.makedirs(home, mode=0o700, exist_ok=True)
     write_private_file(path, new.encode(), mode)

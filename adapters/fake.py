@@ -1,0 +1,114 @@
+"""``ScriptedAdapter``: a fake of the seam for testing code that sits on top of it.
+
+Core's tests use it instead of real transcripts. Its "transcript" is a JSONL file of
+canonical messages and events (``{"message": {...}}`` / ``{"event": {...}}`` lines) and
+its live signals are real spool records whose payload is one canonical event, so it
+keeps every rule of the contract with real files — and it passes the same Tier-1 suite.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import ClassVar
+
+import msgspec
+
+from agentspool.adapters._jsonl import JsonlFollower
+from agentspool.adapters._merge import EventMerger
+from agentspool.adapters.compose import compose_chat
+from agentspool.adapters.events import Event
+from agentspool.adapters.seam import Capabilities, Chat, Message, Spawn
+from agentspool.errors import TranscriptGoneError
+from agentspool.spool import signature, sweep
+from agentspool.spool.files import write_private_file
+from agentspool.spool.layout import ensure_run_dir, run_dir
+from agentspool.spool.read import SpoolReader
+from agentspool.spool.write import frame, open_run_dir
+from agentspool.spool.write import append as spool_append
+
+SPOOL_EVENT = "Canonical"
+
+
+class Line(msgspec.Struct, omit_defaults=True):
+    message: Message | None = None
+    event: Event | None = None
+    located: str | None = None
+
+
+_decode = msgspec.json.Decoder(Line).decode
+_encode = msgspec.json.Encoder().encode
+
+
+def write_line(path: str, line: Line) -> None:
+    with open(path, "ab") as fh:
+        fh.write(_encode(line) + b"\n")
+
+
+def emit(runtime_dir: str, run_id: str, event: Event) -> None:
+    """Append one canonical event to the run's spool, as a hook would."""
+    fd = open_run_dir(run_dir(runtime_dir, run_id))
+    try:
+        payload = _encode(Line(event=event))
+        spool_append(fd, "events.spool", frame(SPOOL_EVENT, payload, len(payload), -1, 0,
+                                               os.getpid()))
+    finally:
+        os.close(fd)
+
+
+class ScriptedAdapter:
+    name: ClassVar[str] = "fake"
+    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
+
+    def setup(self, run_id: str, runtime_dir: str) -> Spawn:
+        path = os.path.join(ensure_run_dir(runtime_dir, run_id), "fake.settings.json")
+        write_private_file(path, b"{}\n")
+        return Spawn(args=["--settings", path], settings_path=path,
+                     run_dir=run_dir(runtime_dir, run_id))
+
+    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
+        return signature.spool_sig(run_id, runtime_dir)
+
+    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
+              ) -> sweep.SweepReport:
+        return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
+
+    def _spool_lines(self, run_id: str, runtime_dir: str) -> list[Line]:
+        lines = []
+        for record in SpoolReader(run_dir(runtime_dir, run_id)).read():
+            try:
+                lines.append(_decode(record.payload))
+            except msgspec.DecodeError:
+                continue
+        return lines
+
+    def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
+        if not runtime_dir:
+            return ""
+        located = [ln.located for ln in self._spool_lines(run_id, runtime_dir) if ln.located]
+        return located[-1] if located and os.path.exists(located[-1]) else ""
+
+    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
+        if transcript_path and not os.path.exists(transcript_path):
+            raise TranscriptGoneError(run_id, transcript_path)
+        merger = EventMerger()
+        messages: list[Message] = []
+        if transcript_path:
+            events: list[Event] = []
+
+            def on_line(raw: bytes) -> None:
+                try:
+                    line = _decode(raw)
+                except msgspec.DecodeError:
+                    return
+                if line.message is not None:
+                    messages.append(msgspec.structs.replace(line.message, seq=len(messages) + 1))
+                if line.event is not None:
+                    events.append(line.event)
+
+            JsonlFollower(transcript_path, on_line, messages.clear, run_id).read()
+            merger.add("transcript", events)
+        if runtime_dir:
+            merger.add("spool", [ln.event for ln in self._spool_lines(run_id, runtime_dir)
+                                 if ln.event is not None])
+        return compose_chat(merger.state(), messages, transcript_path=transcript_path)

@@ -1,0 +1,175 @@
+"""The Tier-1 conformance suite, shipped in the package (pytest is needed to run it).
+
+Every adapter in the registry is enrolled: ``tests/adapters/test_conformance.py``
+parametrizes ``AdapterConformance`` over ``enrolled()`` (the registry plus the fake). An
+adapter also ships a *kit* (``KITS``) that writes small, real-shaped evidence for it —
+a transcript of completed turns, and live signals that open a prompt — so the same
+obligations run hermetically against every provider:
+
+* ``transcript_path=""`` → an idle, empty chat; live signals still consulted
+* a missing ``transcript_path`` → ``TranscriptGoneError`` (a ``FileNotFoundError``)
+* ``runtime_dir=""`` → transcript-only: the spool is never read
+* a run core marks ended reads ``ended`` and never sees the spool
+* ``seq`` strictly increasing, stable across re-parses, appends and mid-line writes
+* no pending dialog/approval is ever a message
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Protocol
+
+import pytest
+
+from agentspool.adapters import registry
+from agentspool.adapters.seam import Adapter
+from agentspool.errors import TranscriptGoneError
+from agentspool.spool.layout import ensure_run_dir
+
+KITS = {
+    "claude-code": "agentspool.adapters.claude_code._kit:Kit",
+    "codex": "agentspool.adapters.codex._kit:Kit",
+    "fake": "agentspool.adapters._fake_kit:Kit",
+}
+
+
+class Kit(Protocol):
+    def transcript(self, directory: str, turns: int) -> str:
+        """Write a transcript of ``turns`` completed turns; return its path."""
+        ...
+
+    def append_turn(self, path: str) -> bytes:
+        """Append one more completed turn; return the bytes appended."""
+        ...
+
+    def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
+        """Make the run's live signals (only) show an open prompt or dialog."""
+        ...
+
+
+def enrolled() -> list[str]:
+    return [*registry.names(), "fake"]
+
+
+def load_adapter(name: str) -> Adapter:
+    if name == "fake":
+        from agentspool.adapters.fake import ScriptedAdapter
+
+        return ScriptedAdapter()
+    return registry.load(name)
+
+
+def load_kit(name: str) -> Kit:
+    target = KITS.get(name)
+    if target is None:
+        raise LookupError(f"adapter {name!r} ships no conformance kit: add one to KITS")
+    module, _, attr = target.partition(":")
+    kit: Kit = getattr(importlib.import_module(module), attr)()
+    return kit
+
+
+class AdapterConformance:
+    """Mix into a test class that provides an ``adapter_name`` fixture."""
+
+    @pytest.fixture
+    def adapter(self, adapter_name: str) -> Adapter:
+        return load_adapter(adapter_name)
+
+    @pytest.fixture
+    def kit(self, adapter_name: str) -> Kit:
+        return load_kit(adapter_name)
+
+    @pytest.fixture
+    def runtime(self, tmp_path: object) -> str:
+        path = os.path.join(str(tmp_path), "runtime")
+        ensure_run_dir(path, "run-1")
+        return path
+
+    def test_empty_path_is_an_idle_empty_chat(self, adapter: Adapter, runtime: str) -> None:
+        chat = adapter.read_chat("run-1", runtime, "")
+        assert (chat.state, chat.messages, chat.pending_dialog, chat.pending_approval) == (
+            "idle", [], None, None)
+
+    def test_empty_path_still_consults_live_signals(
+        self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
+    ) -> None:
+        if not adapter.capabilities.live_signals:
+            pytest.skip("adapter has no live signals")
+        path = kit.transcript(str(tmp_path), 1)
+        kit.open_prompt(runtime, "run-1", path)
+        chat = adapter.read_chat("run-1", runtime, "")
+        assert chat.state in ("needs_input", "question")
+        assert chat.messages == []
+        assert (chat.pending_approval, chat.pending_dialog) != (None, None)
+
+    def test_missing_transcript_raises_transcript_gone(
+        self, adapter: Adapter, runtime: str, tmp_path: object
+    ) -> None:
+        missing = os.path.join(str(tmp_path), "gone.jsonl")
+        with pytest.raises(TranscriptGoneError) as info:
+            adapter.read_chat("run-1", runtime, missing)
+        assert isinstance(info.value, FileNotFoundError)
+        assert info.value.path == missing
+
+    def test_transcript_only_read_ignores_the_spool(
+        self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 2)
+        before = adapter.read_chat("run-1", "", path)
+        kit.open_prompt(runtime, "run-1", path)
+        after = adapter.read_chat("run-1", "", path)
+        assert after.state == before.state == "needs_input"
+        assert after.pending_approval is None and after.pending_dialog is None
+
+    def test_ended_run_reads_ended_and_never_sees_the_spool(
+        self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
+    ) -> None:
+        from agentspool.core.reader import read_run
+
+        path = kit.transcript(str(tmp_path), 1)
+        kit.open_prompt(runtime, "run-1", path)
+        live = read_run(adapter, "run-1", runtime, path)
+        ended = read_run(adapter, "run-1", runtime, path, ended=True)
+        assert live.state in ("needs_input", "question")
+        assert ended.state == "ended"
+        assert ended.pending_approval is None and ended.pending_dialog is None
+
+    def test_completed_turns_read_as_waiting_on_the_operator(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        chat = adapter.read_chat("run-1", "", kit.transcript(str(tmp_path), 2))
+        assert (chat.state, chat.activity) == ("needs_input", "idle")
+        assert chat.messages, "a transcript of two turns has messages"
+
+    def test_seq_strictly_increasing_and_stable_across_reparses(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 2)
+        first = adapter.read_chat("run-1", "", path).messages
+        again = load_adapter_fresh(adapter).read_chat("run-1", "", path).messages
+        assert [m.seq for m in first] == sorted({m.seq for m in first})
+        assert [(m.seq, m.id) for m in first] == [(m.seq, m.id) for m in again]
+
+    def test_seq_stable_when_the_transcript_grows_mid_line(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 1)
+        first = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
+        appended = kit.append_turn(path)
+        # Rewrite the appended bytes as a torn write: half now, the rest after a read.
+        with open(path, "r+b") as fh:
+            fh.truncate(os.path.getsize(path) - len(appended) // 2)
+        middle = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
+        with open(path, "ab") as fh:
+            fh.write(appended[len(appended) - len(appended) // 2 :])
+        grown = adapter.read_chat("run-1", "", path).messages
+        assert middle[: len(first)] == first
+        assert [(m.seq, m.id) for m in grown][: len(middle)] == middle
+        assert len(grown) > len(first)
+        assert [m.seq for m in grown] == list(range(1, len(grown) + 1))
+
+
+def load_adapter_fresh(adapter: Adapter) -> Adapter:
+    """A new instance of the same adapter class: no parse state shared with ``adapter``."""
+    return type(adapter)()
