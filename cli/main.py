@@ -59,6 +59,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_sweep)
 
+    p = sub.add_parser("read", help="print the run's composed state (and conversation)",
+                       description="Compose the run's state from its spool, transcript and "
+                       "native status. Exit 3 if the transcript is gone.")
+    run_args(p)
+    p.add_argument("--transcript", default=None, metavar="PATH",
+                   help="default: the transcript the run's hooks named (locate_transcript)")
+    p.add_argument("--ended", action="store_true",
+                   help="the run has terminated: read transcript-only, state 'ended'")
+    p.add_argument("--json", action="store_true", help="print the Chat as JSON")
+    p.set_defaults(func=_cmd_read)
+
     p = sub.add_parser("untrust", help="remove agentspool's trusted-hook block from Codex config")
     p.add_argument("provider", choices=["codex"])
     p.add_argument("--codex-home", default=None)
@@ -113,6 +124,34 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         verb = "would remove" if args.dry_run else "removed"
         print(f"{verb} {len(report.removed)}: {' '.join(report.removed)}".rstrip())
         print(f"kept {len(report.kept)}, busy {len(report.busy)}: {' '.join(report.busy)}".rstrip())
+    return 0
+
+
+def _cmd_read(args: argparse.Namespace) -> int:
+    from agentspool import api
+    from agentspool.spool.layout import default_runtime_dir
+
+    runtime_dir = args.runtime_dir or default_runtime_dir()
+    path = args.transcript
+    if path is None:
+        path = api.locate_transcript(args.provider, args.run_id, runtime_dir)
+    chat = api.read_chat(args.provider, args.run_id, runtime_dir, path, ended=args.ended)
+    if args.json:
+        import msgspec
+
+        sys.stdout.buffer.write(msgspec.json.encode(chat) + b"\n")
+        return 0
+    print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {chat.task_state})")
+    if chat.pending_approval is not None:
+        print(f"  waiting for approval of {chat.pending_approval.tool_name}: "
+              f"{chat.pending_approval.tool_input}")
+    if chat.pending_dialog is not None:
+        options = ", ".join(o.label for o in chat.pending_dialog.options)
+        print(f"  {chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
+              + (f" [{options}]" if options else ""))
+    for evidence in chat.evidence:
+        print(f"  evidence: {evidence.source} {evidence.detail}".rstrip())
+    print(f"  {len(chat.messages)} messages; transcript {path or '(not located yet)'}")
     return 0
 
 
