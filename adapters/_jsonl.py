@@ -21,7 +21,7 @@ class JsonlFollower:
                  reset: Callable[[], None], run_id: str = "") -> None:
         self.path = path
         self.offset = 0
-        self._on_line = on_line
+        self.on_line = on_line
         self._reset = reset
         self._run_id = run_id
         self._ino = -1
@@ -39,7 +39,7 @@ class JsonlFollower:
                 self._ino, self.offset, self._pending = st.st_ino, 0, b""
                 self._reset()
             fh.seek(self.offset + len(self._pending))
-            on_line = self._on_line
+            on_line = self.on_line
             while True:
                 chunk = fh.read(CHUNK)
                 if not chunk:

@@ -48,7 +48,9 @@ class RunState(msgspec.Struct, frozen=True, kw_only=True):
     """The open turn's lease; ``""`` when no turn is open."""
     turns: int = 0
     """Turns started in this transcript identity."""
-    finished: frozenset[str] = frozenset()
+    finished: tuple[str, ...] = ()
+    """The most recent finalized turn ids (bounded: late evidence arrives within seconds,
+    not hundreds of turns later; an unbounded set made a long fold quadratic)."""
     open_tools: frozenset[str] = frozenset()
     background: frozenset[str] = frozenset()
     pending: InputRequested | None = None
@@ -60,6 +62,13 @@ class RunState(msgspec.Struct, frozen=True, kw_only=True):
 
 
 INITIAL = RunState()
+FINISHED_KEPT = 64
+
+
+def _finalize(state: RunState, turn: str) -> tuple[str, ...]:
+    if not turn or turn in state.finished:
+        return state.finished
+    return (*state.finished[-(FINISHED_KEPT - 1) :], turn)
 
 
 def _ev(event: Event, detail: str = "") -> Evidence:
@@ -136,9 +145,8 @@ def step(state: RunState, event: Event) -> RunState:
         return msgspec.structs.replace(state, background=background, activity=activity,
                                        evidence=_ev(event, event.task_id))
     if isinstance(event, SessionEnded):
-        finished = state.finished | {state.turn_id} if state.turn_id else state.finished
         return msgspec.structs.replace(
-            state, turn_id="", finished=finished, open_tools=frozenset(),
+            state, turn_id="", finished=_finalize(state, state.turn_id), open_tools=frozenset(),
             background=frozenset(), pending=None, activity="idle",
             evidence=_ev(event, event.reason),
         )
@@ -158,10 +166,9 @@ def _resolve(state: RunState, event: Event) -> RunState:
 def _turn_started(state: RunState, event: TurnStarted) -> RunState:
     if event.turn_id in state.finished or event.turn_id == state.turn_id:
         return state
-    finished = state.finished | {state.turn_id} if state.turn_id else state.finished
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
     return msgspec.structs.replace(
-        state, turn_id=event.turn_id, turns=state.turns + 1, finished=finished,
+        state, turn_id=event.turn_id, turns=state.turns + 1, finished=_finalize(state, state.turn_id),
         open_tools=frozenset(), pending=pending,
         activity="needs_input" if pending else "working", last_outcome="",
         evidence=_ev(event, f"turn {event.turn_id}"),
@@ -175,12 +182,12 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
     if turn != state.turn_id:
         # The end of a turn we never saw start (evidence arrived out of order): finalize
         # it so its late signals stay stale, but leave the open turn alone.
-        return msgspec.structs.replace(state, finished=state.finished | {turn})
+        return msgspec.structs.replace(state, finished=_finalize(state, turn))
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
     background = state.background if event.background is None else frozenset(event.background)
     activity: Activity = "needs_input" if pending else ("working" if background else "idle")
     return msgspec.structs.replace(
-        state, turn_id="", finished=state.finished | {turn}, open_tools=frozenset(),
+        state, turn_id="", finished=_finalize(state, turn), open_tools=frozenset(),
         background=background, pending=pending, activity=activity,
         last_outcome=event.outcome, evidence=_ev(event, event.outcome),
     )

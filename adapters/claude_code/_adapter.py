@@ -58,14 +58,13 @@ class _TranscriptView:
     """One transcript identity, parsed incrementally, with its event fold."""
 
     def __init__(self, run_id: str, path: str) -> None:
-        self.follower = JsonlFollower(path, self._line, self._reset, run_id)
+        self.parser = TranscriptParser()
+        self.follower = JsonlFollower(path, self.parser.feed_line, self._reset, run_id)
         self._reset()
-
-    def _line(self, raw: bytes) -> None:
-        self.parser.feed_line(raw)
 
     def _reset(self) -> None:
         self.parser = TranscriptParser()
+        self.follower.on_line = self.parser.feed_line
         self.merger = EventMerger()
         self.transcript_seen = 0
         self.spool_seen = 0

@@ -96,13 +96,32 @@ class _Line(msgspec.Struct, rename="camel"):
 _decode_line = msgspec.json.Decoder(_Line).decode
 
 
+_MINUTES: dict[str, float] = {}
+
+
 def _seconds(stamp: str | None) -> float:
+    """``2026-11-29T23:50:13.987Z`` → epoch seconds; minutes are parsed once and cached
+    (a transcript has tens of thousands of stamps, mostly within few minutes)."""
     if not stamp:
         return 0.0
+    minute = stamp[:16]
+    base = _MINUTES.get(minute)
     try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        if base is None:
+            base = _MINUTES[minute] = datetime.fromisoformat(minute + ":00+00:00").timestamp()
+        if stamp.endswith("Z") and len(stamp) >= 20:
+            return base + float(stamp[17:-1])
+        return datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         return 0.0
+
+
+# Claude Code writes bookkeeping records with "type" as their first key, and they carry
+# most of a transcript's bytes (api-request blobs and shapes hold whole prompts). Reading
+# the type from the line's first bytes skips them without decoding (observed in 2.1.328;
+# a record in another key order is simply decoded in full).
+_TYPE_FIRST = b'{"type":"'
+_BOOKKEEPING_BYTES = frozenset(t.encode() for t in BOOKKEEPING)
 
 
 def _text_of(content: str | list[_Part] | None) -> str:
@@ -155,7 +174,11 @@ class TranscriptParser:
         self._usage_seen: set[str] = set()
 
     def feed_line(self, raw: bytes) -> None:
-        if not raw.strip():
+        if raw.startswith(_TYPE_FIRST):
+            end = raw.find(b'"', 9, 64)
+            if end > 0 and raw[9:end] in _BOOKKEEPING_BYTES:
+                return
+        elif not raw.strip():
             return
         try:
             line = _decode_line(raw)
