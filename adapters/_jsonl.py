@@ -17,8 +17,13 @@ CHUNK = 4 << 20
 
 
 class JsonlFollower:
-    def __init__(self, path: str, on_line: Callable[[bytes], None],
-                 reset: Callable[[], None], run_id: str = "") -> None:
+    def __init__(
+        self,
+        path: str,
+        on_line: Callable[[bytes], None],
+        reset: Callable[[], None],
+        run_id: str = "",
+    ) -> None:
         self.path = path
         self.offset = 0
         self.on_line = on_line

@@ -31,17 +31,27 @@ def compose_chat(
         messages=list(messages or ()),
         transcript_id=transcript_id,
         transcript_path=transcript_path,
-        usage=Usage(**{f: getattr(usage, f) for f in Usage.__struct_fields__}) if usage else Usage(),
+        usage=Usage(**{f: getattr(usage, f) for f in Usage.__struct_fields__})
+        if usage
+        else Usage(),
         evidence=[state.evidence] if state.evidence is not None else [],
     )
     if pending is not None:
         if pending.kind == "question":
             chat.pending_dialog = pending.dialog
             if chat.pending_dialog is None:
-                chat.evidence.append(Evidence(source=pending.source, at=pending.at,
-                                              detail="dialog open; its content is not known"))
+                chat.evidence.append(
+                    Evidence(
+                        source=pending.source,
+                        at=pending.at,
+                        detail="dialog open; its content is not known",
+                    )
+                )
         else:
             chat.pending_approval = PendingApproval(
-                tool_name=pending.tool_name, tool_input=pending.tool_input,
-                tool_use_id=pending.tool_use_id, agent_id=pending.agent_id)
+                tool_name=pending.tool_name,
+                tool_input=pending.tool_input,
+                tool_use_id=pending.tool_use_id,
+                agent_id=pending.agent_id,
+            )
     return chat

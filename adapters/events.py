@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
-
 from agentspool.adapters.seam import PendingDialog, TaskState
 
 
@@ -99,6 +98,14 @@ class TaskStateDeclared(_Event, tag="state.task_state", frozen=True, kw_only=Tru
 
 
 Event = (
-    SessionStarted | TurnStarted | ToolStarted | ToolFinished | InputRequested | InputResolved
-    | TurnStopped | BackgroundFinished | SessionEnded | TaskStateDeclared
+    SessionStarted
+    | TurnStarted
+    | ToolStarted
+    | ToolFinished
+    | InputRequested
+    | InputResolved
+    | TurnStopped
+    | BackgroundFinished
+    | SessionEnded
+    | TaskStateDeclared
 )

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 import msgspec
-
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.compose import compose_chat
@@ -24,8 +23,8 @@ from agentspool.spool import signature, sweep
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import ensure_run_dir, run_dir
 from agentspool.spool.read import SpoolReader
-from agentspool.spool.write import frame, open_run_dir
 from agentspool.spool.write import append as spool_append
+from agentspool.spool.write import frame, open_run_dir
 
 SPOOL_EVENT = "Canonical"
 
@@ -50,8 +49,9 @@ def emit(runtime_dir: str, run_id: str, event: Event) -> None:
     fd = open_run_dir(run_dir(runtime_dir, run_id))
     try:
         payload = _encode(Line(event=event))
-        spool_append(fd, "events.spool", frame(SPOOL_EVENT, payload, len(payload), -1, 0,
-                                               os.getpid()))
+        spool_append(
+            fd, "events.spool", frame(SPOOL_EVENT, payload, len(payload), -1, 0, os.getpid())
+        )
     finally:
         os.close(fd)
 
@@ -63,14 +63,16 @@ class ScriptedAdapter:
     def setup(self, run_id: str, runtime_dir: str) -> Spawn:
         path = os.path.join(ensure_run_dir(runtime_dir, run_id), "fake.settings.json")
         write_private_file(path, b"{}\n")
-        return Spawn(args=["--settings", path], settings_path=path,
-                     run_dir=run_dir(runtime_dir, run_id))
+        return Spawn(
+            args=["--settings", path], settings_path=path, run_dir=run_dir(runtime_dir, run_id)
+        )
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         return signature.spool_sig(run_id, runtime_dir)
 
-    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
-              ) -> sweep.SweepReport:
+    def sweep(
+        self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
+    ) -> sweep.SweepReport:
         return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
 
     def _spool_lines(self, run_id: str, runtime_dir: str) -> list[Line]:
@@ -109,6 +111,8 @@ class ScriptedAdapter:
             JsonlFollower(transcript_path, on_line, messages.clear, run_id).read()
             merger.add("transcript", events)
         if runtime_dir:
-            merger.add("spool", [ln.event for ln in self._spool_lines(run_id, runtime_dir)
-                                 if ln.event is not None])
+            merger.add(
+                "spool",
+                [ln.event for ln in self._spool_lines(run_id, runtime_dir) if ln.event is not None],
+            )
         return compose_chat(merger.state(), messages, transcript_path=transcript_path)

@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
-
 from agentspool.adapters.events import (
     BackgroundFinished,
     Event,
@@ -72,8 +71,9 @@ def _finalize(state: RunState, turn: str) -> tuple[str, ...]:
 
 
 def _ev(event: Event, detail: str = "") -> Evidence:
-    return Evidence(source=event.source or str(type(event).__struct_config__.tag), at=event.at,
-                    detail=detail)
+    return Evidence(
+        source=event.source or str(type(event).__struct_config__.tag), at=event.at, detail=detail
+    )
 
 
 def step(state: RunState, event: Event) -> RunState:
@@ -84,8 +84,12 @@ def step(state: RunState, event: Event) -> RunState:
         if event.epoch and event.epoch != state.epoch:
             # A new transcript identity (/clear, fork, first start): a fresh chat.
             return msgspec.structs.replace(
-                INITIAL, epoch=event.epoch, activity="idle", task_state=state.task_state,
-                task_reason=state.task_reason, evidence=_ev(event, f"session {event.epoch}"),
+                INITIAL,
+                epoch=event.epoch,
+                activity="idle",
+                task_state=state.task_state,
+                task_reason=state.task_reason,
+                evidence=_ev(event, f"session {event.epoch}"),
             )
         if state.activity == "unknown":
             return msgspec.structs.replace(state, activity="idle", evidence=_ev(event))
@@ -98,13 +102,19 @@ def step(state: RunState, event: Event) -> RunState:
         if event.turn_id in state.finished:
             return state
         if event.turn_id and event.turn_id != state.turn_id:
-            state = _turn_started(state, TurnStarted(turn_id=event.turn_id, at=event.at,
-                                                     source=event.source, epoch=event.epoch))
+            state = _turn_started(
+                state,
+                TurnStarted(
+                    turn_id=event.turn_id, at=event.at, source=event.source, epoch=event.epoch
+                ),
+            )
         if not state.turn_id:
             return state  # a tool outside any open turn proves nothing about the main turn
         activity: Activity = "needs_input" if state.pending else "working"
         return msgspec.structs.replace(
-            state, open_tools=state.open_tools | {event.tool_use_id}, activity=activity,
+            state,
+            open_tools=state.open_tools | {event.tool_use_id},
+            activity=activity,
             evidence=state.evidence if state.pending else _ev(event, event.tool_name),
         )
     if isinstance(event, ToolFinished):
@@ -120,15 +130,22 @@ def step(state: RunState, event: Event) -> RunState:
         if state.pending is not None and not (event.tool_use_id or event.tool_name):
             return state  # an unspecific wait never replaces what is known to be open
         if event.turn_id and event.turn_id != state.turn_id:
-            state = _turn_started(state, TurnStarted(turn_id=event.turn_id, at=event.at,
-                                                     source=event.source, epoch=event.epoch))
+            state = _turn_started(
+                state,
+                TurnStarted(
+                    turn_id=event.turn_id, at=event.at, source=event.source, epoch=event.epoch
+                ),
+            )
         return msgspec.structs.replace(
-            state, pending=event, activity="needs_input",
+            state,
+            pending=event,
+            activity="needs_input",
             evidence=_ev(event, f"{event.kind} {event.tool_name}".strip()),
         )
     if isinstance(event, InputResolved):
         if state.pending is None or (
-            event.tool_use_id and state.pending.tool_use_id
+            event.tool_use_id
+            and state.pending.tool_use_id
             and event.tool_use_id != state.pending.tool_use_id
         ):
             return state
@@ -142,12 +159,18 @@ def step(state: RunState, event: Event) -> RunState:
         activity = state.activity
         if not background and not state.turn_id and state.pending is None:
             activity = "idle"
-        return msgspec.structs.replace(state, background=background, activity=activity,
-                                       evidence=_ev(event, event.task_id))
+        return msgspec.structs.replace(
+            state, background=background, activity=activity, evidence=_ev(event, event.task_id)
+        )
     if isinstance(event, SessionEnded):
         return msgspec.structs.replace(
-            state, turn_id="", finished=_finalize(state, state.turn_id), open_tools=frozenset(),
-            background=frozenset(), pending=None, activity="idle",
+            state,
+            turn_id="",
+            finished=_finalize(state, state.turn_id),
+            open_tools=frozenset(),
+            background=frozenset(),
+            pending=None,
+            activity="idle",
             evidence=_ev(event, event.reason),
         )
     raise TypeError(f"not a canonical event: {event!r}")
@@ -159,8 +182,9 @@ def _pending_for(state: RunState, tool_use_id: str) -> bool:
 
 def _resolve(state: RunState, event: Event) -> RunState:
     activity: Activity = "working" if state.turn_id or state.background else "idle"
-    return msgspec.structs.replace(state, pending=None, activity=activity,
-                                   evidence=_ev(event, "prompt closed"))
+    return msgspec.structs.replace(
+        state, pending=None, activity=activity, evidence=_ev(event, "prompt closed")
+    )
 
 
 def _turn_started(state: RunState, event: TurnStarted) -> RunState:
@@ -168,9 +192,14 @@ def _turn_started(state: RunState, event: TurnStarted) -> RunState:
         return state
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
     return msgspec.structs.replace(
-        state, turn_id=event.turn_id, turns=state.turns + 1, finished=_finalize(state, state.turn_id),
-        open_tools=frozenset(), pending=pending,
-        activity="needs_input" if pending else "working", last_outcome="",
+        state,
+        turn_id=event.turn_id,
+        turns=state.turns + 1,
+        finished=_finalize(state, state.turn_id),
+        open_tools=frozenset(),
+        pending=pending,
+        activity="needs_input" if pending else "working",
+        last_outcome="",
         evidence=_ev(event, f"turn {event.turn_id}"),
     )
 
@@ -187,9 +216,15 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
     background = state.background if event.background is None else frozenset(event.background)
     activity: Activity = "needs_input" if pending else ("working" if background else "idle")
     return msgspec.structs.replace(
-        state, turn_id="", finished=_finalize(state, turn), open_tools=frozenset(),
-        background=background, pending=pending, activity=activity,
-        last_outcome=event.outcome, evidence=_ev(event, event.outcome),
+        state,
+        turn_id="",
+        finished=_finalize(state, turn),
+        open_tools=frozenset(),
+        background=background,
+        pending=pending,
+        activity=activity,
+        last_outcome=event.outcome,
+        evidence=_ev(event, event.outcome),
     )
 
 

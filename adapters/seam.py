@@ -35,7 +35,6 @@ from collections.abc import Iterable
 from typing import Any, ClassVar, Literal, Protocol
 
 import msgspec
-
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool.sweep import SweepReport
 
@@ -147,8 +146,15 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
 
 
 MessageKind = Literal[
-    "text", "tool_call", "tool_result", "thinking", "summary", "interrupt", "error",
-    "subagent", "compaction",
+    "text",
+    "tool_call",
+    "tool_result",
+    "thinking",
+    "summary",
+    "interrupt",
+    "error",
+    "subagent",
+    "compaction",
 ]
 
 

@@ -21,7 +21,6 @@ import os
 from typing import Protocol
 
 import pytest
-
 from agentspool.adapters import registry
 from agentspool.adapters.seam import Adapter
 from agentspool.errors import TranscriptGoneError
@@ -89,7 +88,11 @@ class AdapterConformance:
     def test_empty_path_is_an_idle_empty_chat(self, adapter: Adapter, runtime: str) -> None:
         chat = adapter.read_chat("run-1", runtime, "")
         assert (chat.state, chat.messages, chat.pending_dialog, chat.pending_approval) == (
-            "idle", [], None, None)
+            "idle",
+            [],
+            None,
+            None,
+        )
 
     def test_empty_path_still_consults_live_signals(
         self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object

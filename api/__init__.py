@@ -4,7 +4,6 @@ The public surface is imported lazily (a module-level ``__getattr__``): hooks im
 through this package, and they must not pay for msgspec on every tool call.
 """
 
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.adapters.seam import Chat, Spawn

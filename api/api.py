@@ -19,19 +19,30 @@ def spool_sig(provider: str, run_id: str, runtime_dir: str = "") -> str:
     return registry.load(provider).spool_sig(run_id, runtime_dir or default_runtime_dir())
 
 
-def sweep_spools(runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False,
-                 min_idle: float = _sweep.DEFAULT_MIN_IDLE,
-                 archive: str | None = None) -> _sweep.SweepReport:
-    return _sweep.sweep_spools(runtime_dir or default_runtime_dir(), keep, dry_run=dry_run,
-                               min_idle=min_idle, archive=archive)
+def sweep_spools(
+    runtime_dir: str,
+    keep: Iterable[str],
+    *,
+    dry_run: bool = False,
+    min_idle: float = _sweep.DEFAULT_MIN_IDLE,
+    archive: str | None = None,
+) -> _sweep.SweepReport:
+    return _sweep.sweep_spools(
+        runtime_dir or default_runtime_dir(),
+        keep,
+        dry_run=dry_run,
+        min_idle=min_idle,
+        archive=archive,
+    )
 
 
 def locate_transcript(provider: str, run_id: str, runtime_dir: str = "") -> str:
     return registry.load(provider).locate_transcript(run_id, runtime_dir or default_runtime_dir())
 
 
-def read_chat(provider: str, run_id: str, runtime_dir: str, transcript_path: str, *,
-              ended: bool = False) -> Chat:
+def read_chat(
+    provider: str, run_id: str, runtime_dir: str, transcript_path: str, *, ended: bool = False
+) -> Chat:
     """The run's composed state; ``ended=True`` for a run core knows has terminated."""
     from agentspool.core.reader import read_run
 

@@ -25,9 +25,8 @@ import msgspec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import _claude_gen  # noqa: E402
-
-from agentspool.adapters.claude_code import ClaudeCode  # noqa: E402
+import _claude_gen
+from agentspool.adapters.claude_code import ClaudeCode
 
 
 class _TypeOnly(msgspec.Struct):
@@ -86,13 +85,18 @@ def main() -> int:
         for i in range(max(args.runs, 5)):
             small_reads.append(cold_read(small))
             appends.append(reread_after_append(big, _claude_gen.extra_turn(100 + i)))
-        rss = subprocess.run([sys.executable, "-c", _RSS, big], capture_output=True, text=True,
-                             check=True).stdout.split()
+        rss = subprocess.run(
+            [sys.executable, "-c", _RSS, big], capture_output=True, text=True, check=True
+        ).stdout.split()
         b, o = statistics.median(bare), statistics.median(ours)
         s, a = statistics.median(small_reads), statistics.median(appends)
-        print(f"bare typed decode {b:.3f}s ({size / b / 2**20:.0f} MB/s); "
-              f"read_chat {o:.3f}s ({size / o / 2**20:.0f} MB/s)")
-        print(f"re-read after one appended record {a * 1000:.1f} ms; cold 1 MB read {s * 1000:.1f} ms")
+        print(
+            f"bare typed decode {b:.3f}s ({size / b / 2**20:.0f} MB/s); "
+            f"read_chat {o:.3f}s ({size / o / 2**20:.0f} MB/s)"
+        )
+        print(
+            f"re-read after one appended record {a * 1000:.1f} ms; cold 1 MB read {s * 1000:.1f} ms"
+        )
         print(f"peak RSS of a cold read: {rss[0]} MB ({rss[1]} messages)")
         print(f"ratio (a) read_chat/bare throughput (median): {b / o:.2f}  target >= 0.6")
         print(f"ratio (b) re-read-after-append / 1 MB read (median): {a / s:.2f}  target <= 1.5")

@@ -31,16 +31,27 @@ def _parser() -> argparse.ArgumentParser:
     def run_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("provider", choices=providers)
         p.add_argument("--run-id", required=True, help="the run's id (letters, digits, . _ -)")
-        p.add_argument("--runtime-dir", default="", help="default: $AGENTSPOOL_RUNTIME_DIR, "
-                       "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>")
+        p.add_argument(
+            "--runtime-dir",
+            default="",
+            help="default: $AGENTSPOOL_RUNTIME_DIR, "
+            "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>",
+        )
 
-    p = sub.add_parser("setup", help="arm hooks for one run; print the args to spawn with",
-                       description="Render the provider's per-run hook settings into the run "
-                       "dir and print what a spawn wrapper appends to the agent's command.")
+    p = sub.add_parser(
+        "setup",
+        help="arm hooks for one run; print the args to spawn with",
+        description="Render the provider's per-run hook settings into the run "
+        "dir and print what a spawn wrapper appends to the agent's command.",
+    )
     run_args(p)
     p.add_argument("--json", action="store_true", help="print a JSON object")
-    p.add_argument("--trust", choices=["bypass", "config"], default="bypass",
-                   help="codex only: how hooks pass the trust gate (see README)")
+    p.add_argument(
+        "--trust",
+        choices=["bypass", "config"],
+        default="bypass",
+        help="codex only: how hooks pass the trust gate (see README)",
+    )
     p.add_argument("--codex-home", default=None, help="codex only, with --trust config")
     p.set_defaults(func=_cmd_setup)
 
@@ -51,22 +62,41 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="remove spools of runs outside the keep-set")
     p.add_argument("--runtime-dir", default="")
     p.add_argument("--keep", action="append", default=[], metavar="ID", help="repeatable")
-    p.add_argument("--min-idle", type=float, default=None, metavar="SECONDS",
-                   help="never remove a run written this recently (default 600)")
-    p.add_argument("--archive", default=None, metavar="DIR",
-                   help="move each removed run's events.spool here first")
+    p.add_argument(
+        "--min-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="never remove a run written this recently (default 600)",
+    )
+    p.add_argument(
+        "--archive",
+        default=None,
+        metavar="DIR",
+        help="move each removed run's events.spool here first",
+    )
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_sweep)
 
-    p = sub.add_parser("read", help="print the run's composed state (and conversation)",
-                       description="Compose the run's state from its spool, transcript and "
-                       "native status. Exit 3 if the transcript is gone.")
+    p = sub.add_parser(
+        "read",
+        help="print the run's composed state (and conversation)",
+        description="Compose the run's state from its spool, transcript and "
+        "native status. Exit 3 if the transcript is gone.",
+    )
     run_args(p)
-    p.add_argument("--transcript", default=None, metavar="PATH",
-                   help="default: the transcript the run's hooks named (locate_transcript)")
-    p.add_argument("--ended", action="store_true",
-                   help="the run has terminated: read transcript-only, state 'ended'")
+    p.add_argument(
+        "--transcript",
+        default=None,
+        metavar="PATH",
+        help="default: the transcript the run's hooks named (locate_transcript)",
+    )
+    p.add_argument(
+        "--ended",
+        action="store_true",
+        help="the run has terminated: read transcript-only, state 'ended'",
+    )
     p.add_argument("--json", action="store_true", help="print the Chat as JSON")
     p.set_defaults(func=_cmd_read)
 
@@ -79,15 +109,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_setup(args: argparse.Namespace) -> int:
     import msgspec
-
     from agentspool import api
 
     if args.provider == "codex":
         from agentspool.adapters.codex import _lifecycle
         from agentspool.spool.layout import default_runtime_dir
 
-        spawn = _lifecycle.setup(args.run_id, args.runtime_dir or default_runtime_dir(),
-                                 trust_mode=args.trust, home=args.codex_home)
+        spawn = _lifecycle.setup(
+            args.run_id,
+            args.runtime_dir or default_runtime_dir(),
+            trust_mode=args.trust,
+            home=args.codex_home,
+        )
     else:
         spawn = api.setup(args.provider, args.run_id, args.runtime_dir)
     if args.json:
@@ -114,8 +147,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from agentspool.spool.sweep import DEFAULT_MIN_IDLE
 
     min_idle = DEFAULT_MIN_IDLE if args.min_idle is None else args.min_idle
-    report = api.sweep_spools(args.runtime_dir, args.keep, dry_run=args.dry_run,
-                              min_idle=min_idle, archive=args.archive)
+    report = api.sweep_spools(
+        args.runtime_dir, args.keep, dry_run=args.dry_run, min_idle=min_idle, archive=args.archive
+    )
     if args.json:
         import msgspec
 
@@ -143,12 +177,16 @@ def _cmd_read(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {chat.task_state})")
     if chat.pending_approval is not None:
-        print(f"  waiting for approval of {chat.pending_approval.tool_name}: "
-              f"{chat.pending_approval.tool_input}")
+        print(
+            f"  waiting for approval of {chat.pending_approval.tool_name}: "
+            f"{chat.pending_approval.tool_input}"
+        )
     if chat.pending_dialog is not None:
         options = ", ".join(o.label for o in chat.pending_dialog.options)
-        print(f"  {chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
-              + (f" [{options}]" if options else ""))
+        print(
+            f"  {chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
+            + (f" [{options}]" if options else "")
+        )
     for evidence in chat.evidence:
         print(f"  evidence: {evidence.source} {evidence.detail}".rstrip())
     print(f"  {len(chat.messages)} messages; transcript {path or '(not located yet)'}")

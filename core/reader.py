@@ -11,8 +11,9 @@ from __future__ import annotations
 from agentspool.adapters.seam import Adapter, Chat, Evidence
 
 
-def read_run(adapter: Adapter, run_id: str, runtime_dir: str, transcript_path: str, *,
-             ended: bool = False) -> Chat:
+def read_run(
+    adapter: Adapter, run_id: str, runtime_dir: str, transcript_path: str, *, ended: bool = False
+) -> Chat:
     if not ended:
         return adapter.read_chat(run_id, runtime_dir, transcript_path)
     chat = adapter.read_chat(run_id, "", transcript_path)

@@ -7,12 +7,11 @@ failed hooks. So whatever arrives (empty, huge, binary stdin) and whatever the d
 Faults go to the run's ``hooks.log`` (capped), else to the runtime dir's ``faults.log``.
 """
 
-
-import _signal
+import _signal  # type: ignore[import-not-found]  # signal.py would import enum (~2 ms)
 import posix
+import time
 
 from agentspool.spool import write
-
 
 RUNTIME_DIR_ENV = b"AGENTSPOOL_RUNTIME_DIR"
 RUN_ID_ENV = b"AGENTSPOOL_RUN_ID"
@@ -58,8 +57,6 @@ def run(argv: list[str], agent_pid_env: str = "") -> int:
 
 
 def _log_fault(dir_fd: int, runtime_dir: str, event: str, exc: BaseException) -> None:
-    import time
-
     line = f"{time.time():.3f} pid={posix.getpid()} event={event} {type(exc).__name__}: {exc}\n"
     try:
         if dir_fd >= 0:

@@ -4,7 +4,6 @@ Claude Code gives hooks the agent's pid only in the environment (``CLAUDE_PID``)
 adapter needs it to find the native status file ``~/.claude/sessions/<pid>.json``.
 """
 
-
 from agentspool.hooks._entry import run
 
 

@@ -1,6 +1,5 @@
 """Codex hook entry point. Codex passes no per-session environment: the payload is all."""
 
-
 from agentspool.hooks._entry import run
 
 

@@ -9,7 +9,7 @@ Layout (``docs/adr/0003-runtime-dir-layout.md``)::
         <provider>.settings.json  the rendered per-run settings ``setup`` returned
       faults.log                faults of hooks whose run dir was missing
       .sweep.lock               filelock held by ``sweep_spools``
-      .trash-<run_id>-<pid>     a run being deleted: never read, finished by the next sweep
+      .trash-<run_id>-<pid>-<ns>  a run being deleted: never read, finished by the next sweep
 
 ``<runtime>`` is ``$AGENTSPOOL_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/agentspool``, else
 ``<tmp>/agentspool-<uid>``. A run id is 1-128 characters of ``[A-Za-z0-9._-]`` that does

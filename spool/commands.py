@@ -22,7 +22,8 @@ import agentspool
 _BOOTSTRAP = (
     "import sys\n"
     "try:\n"
-    " sys.path.insert(0,sys.argv[1]);from agentspool.hooks.{module} import main;main(sys.argv[2:])\n"
+    " sys.path.insert(0,sys.argv[1]);"
+    "from agentspool.hooks.{module} import main;main(sys.argv[2:])\n"
     "except BaseException:pass"
 )
 

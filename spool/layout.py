@@ -77,4 +77,8 @@ def ensure_run_dir(runtime_dir: str, run_id: str) -> str:
         st = os.lstat(path)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             raise RuntimeDirError(path, "exists and is not this user's directory") from None
+        if st.st_mode & 0o077:
+            # Hooks refuse a run dir others can reach; re-arming a run must not leave
+            # one that silently records nothing.
+            os.chmod(path, 0o700)
     return path

@@ -18,6 +18,7 @@ from agentspool.spool.write import EVENTS_FILE, MAGIC
 
 _FIELDS = 10  # "AS1" + nine fields; see the spool package docstring
 _READ_CHUNK = 8 << 20
+_HEAD_PROBE = 512  # longer than any header line (see _parse_one)
 
 
 class SpoolRecord(NamedTuple):
@@ -84,8 +85,14 @@ def parse_records(buf: bytes, base: int = 0) -> tuple[list[SpoolRecord], int, in
         start = buf.find(MAGIC, pos)
         if start < 0:
             # Keep a tail that may be the first bytes of a record being written.
-            keep = next((k for k in range(min(len(MAGIC), size - pos), 0, -1)
-                         if MAGIC.startswith(buf[size - k :])), 0)
+            keep = next(
+                (
+                    k
+                    for k in range(min(len(MAGIC), size - pos), 0, -1)
+                    if MAGIC.startswith(buf[size - k :])
+                ),
+                0,
+            )
             if size - keep > pos:
                 damaged += 1
             return records, size - keep, damaged
@@ -119,8 +126,11 @@ def _whole_record_after(buf: bytes, pos: int, base: int) -> bool:
 class SpoolReader:
     """Incremental reader of one run's spool: each ``read()`` returns only new records.
 
-    Follows the file by identity: if it is replaced (new inode) or shrinks, the cursor
-    restarts at 0. A missing spool reads as no records.
+    Follows the file by identity: if it is replaced or shrinks, the cursor restarts at
+    0. Identity is the inode *and* the file's first header line (which carries the
+    writer's pid and clock readings): a deleted spool's inode number is often reused
+    at once by the next file created, with a size that may match the old cursor.
+    A missing spool reads as no records.
     """
 
     def __init__(self, run_dir: str) -> None:
@@ -128,6 +138,7 @@ class SpoolReader:
         self.offset = 0
         self.damaged = 0
         self._ino = -1
+        self._head = b""
 
     def read(self) -> list[SpoolRecord]:
         try:
@@ -142,8 +153,16 @@ class SpoolReader:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return []
-            if st.st_ino != self._ino or st.st_size < self.offset:
-                self._ino, self.offset = st.st_ino, 0
+            if (
+                st.st_ino != self._ino
+                or st.st_size < self.offset
+                or (self._head and os.pread(fd, len(self._head), 0) != self._head)
+            ):
+                self._ino, self.offset, self._head = st.st_ino, 0, b""
+            if not self._head:
+                first = os.pread(fd, _HEAD_PROBE, 0)
+                nl = first.find(b"\n")
+                self._head = first[: nl + 1] if nl >= 0 else b""
             records: list[SpoolRecord] = []
             fh.seek(self.offset)
             pending = b""

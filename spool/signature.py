@@ -22,7 +22,8 @@ def spool_sig(run_id: str, runtime_dir: str) -> str:
     path = _run_dir(runtime_dir, run_id)
     try:
         entries = sorted(
-            (e.name, e.stat(follow_symlinks=False)) for e in os.scandir(path)
+            (e.name, e.stat(follow_symlinks=False))
+            for e in os.scandir(path)
             if not e.name.startswith(".")
         )
     except (FileNotFoundError, NotADirectoryError):

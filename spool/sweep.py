@@ -3,9 +3,17 @@
 Guarantees (``tests/spool/test_sweep.py``):
 
 * never a run in ``keep``, nor one written within ``min_idle`` seconds (a live writer);
-* never a half-deleted run: a run is first renamed to ``.trash-<run>-<pid>`` in one
+* never a half-deleted run: a run is first renamed to ``.trash-<run>-<pid>-<ns>`` in one
   atomic step, re-checked, then deleted; readers and ``spool_sig`` never look at
-  dot-names, and the next sweep finishes any trash a crashed sweep left behind;
+  dot-names, and the next sweep finishes any trash a crashed (or raced) sweep left;
+* a write that lands between the idle check and the rename (seen by the re-check:
+  any entry's name, size, mtime or inode changed) puts the run back, whole;
+* a hook racing the removal never fails: one that finds its run gone exits 0 and
+  notes the fault in the runtime dir's ``faults.log``.
+
+``min_idle`` is what "still being written" means. A sweep cannot see a hook that opens
+the run dir after the re-check: with ``min_idle=0`` the caller asserts the runs outside
+``keep`` are dead, and a record written in that last instant goes with its run.
 * one sweep at a time per runtime dir (a filelock, imported here only: its import
   alone costs ~50 ms, which hooks must never pay);
 * idempotent: a second sweep with the same arguments removes nothing more;
@@ -37,11 +45,14 @@ class SweepReport:
     dry_run: bool = False
 
 
-def _newest_mtime(path: str) -> float:
-    newest = os.lstat(path).st_mtime
+def _snapshot(path: str) -> list[tuple[str, int, int, int]]:
+    """Every entry's (name, size, mtime_ns, inode): an append moves the size even when
+    it lands within the same timestamp tick as the previous one."""
+    out = []
     for entry in os.scandir(path):
-        newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
-    return newest
+        st = entry.stat(follow_symlinks=False)
+        out.append((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
+    return sorted(out)
 
 
 def sweep_spools(
@@ -72,18 +83,22 @@ def sweep_spools(
                 report.kept.append(name)
                 continue
             clock = time.time() if now is None else now
-            seen = _newest_mtime(entry.path)
+            before = _snapshot(entry.path)
+            seen = max([os.lstat(entry.path).st_mtime_ns, *(e[2] for e in before)]) / 1e9
             if clock - seen < min_idle:
                 report.busy.append(name)
                 continue
             if dry_run:
                 report.removed.append(name)
                 continue
-            trash = os.path.join(runtime_dir, f"{TRASH_PREFIX}{name}-{os.getpid()}")
+            # Unique per attempt: a trash a raced rmtree left behind must not block this one.
+            trash = os.path.join(
+                runtime_dir, f"{TRASH_PREFIX}{name}-{os.getpid()}-{time.monotonic_ns()}"
+            )
             os.rename(entry.path, trash)
-            # A hook that opened the spool just before the rename wrote into the trash:
+            # A hook that opened the run dir just before the rename wrote into the trash:
             # that run is alive after all, so put it back.
-            if _newest_mtime(trash) != seen:
+            if _snapshot(trash) != before:
                 os.rename(trash, entry.path)
                 report.busy.append(name)
                 continue
@@ -93,6 +108,8 @@ def sweep_spools(
                     os.makedirs(archive, mode=0o700, exist_ok=True)
                     shutil.move(spool, os.path.join(archive, f"{name}.{int(clock)}.spool"))
                     report.archived.append(name)
-            shutil.rmtree(trash)
+            # A hook that opened the dir before the rename can still create a file in it
+            # while rmtree runs (ENOTEMPTY); the trash then waits for the next sweep.
+            shutil.rmtree(trash, ignore_errors=True)
             report.removed.append(name)
     return report

@@ -12,7 +12,6 @@ lock, so concurrent hooks never interleave; a write cut short (ENOSPC, RLIMIT_FS
 kill) leaves a torn record that readers skip by its length and CRC.
 """
 
-
 import binascii
 import posix
 import time
@@ -89,7 +88,7 @@ def read_payload(fd: int = 0) -> tuple[bytes, int, int]:
     return bytes(head[:HEAD_BYTES]) + rest[-TAIL_BYTES:], total, HEAD_BYTES
 
 
-def frame(
+def frame(  # noqa: PLR0917 - the record header's field order, called once per hook
     event: str, payload: bytes, orig_len: int, cut: int, agent_pid: int, pid: int
 ) -> bytes:
     """One whole record (header line, payload, newline) as bytes."""

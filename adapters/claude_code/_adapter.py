@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import msgspec
-
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.claude_code import _lifecycle, _signals
@@ -78,8 +77,9 @@ class _TranscriptView:
             self.spool_seen = len(spool.events)
 
 
-def _complete(pending: InputRequested, open_tools: dict[str, tuple[str, dict[str, Any]]]
-              ) -> InputRequested:
+def _complete(
+    pending: InputRequested, open_tools: dict[str, tuple[str, dict[str, Any]]]
+) -> InputRequested:
     """Fill a wait from the transcript's open call: the tool of an unspecific prompt,
     the plan of an ``ExitPlanMode`` (its hooks carry ``tool_input: {}``)."""
     tool_use_id = pending.tool_use_id
@@ -96,8 +96,14 @@ def _complete(pending: InputRequested, open_tools: dict[str, tuple[str, dict[str
     if name in DIALOG_TOOLS and (dialog is None or not dialog.prompt):
         dialog = dialog_for(name, tool_use_id, tool_input)
     kind = "question" if name in DIALOG_TOOLS else pending.kind
-    return msgspec.structs.replace(pending, kind=kind, tool_use_id=tool_use_id, tool_name=name,
-                                   tool_input=pending.tool_input or tool_input, dialog=dialog)
+    return msgspec.structs.replace(
+        pending,
+        kind=kind,
+        tool_use_id=tool_use_id,
+        tool_name=name,
+        tool_input=pending.tool_input or tool_input,
+        dialog=dialog,
+    )
 
 
 class ClaudeCode:
@@ -115,8 +121,9 @@ class ClaudeCode:
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         return signature.spool_sig(run_id, runtime_dir)
 
-    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
-              ) -> sweep.SweepReport:
+    def sweep(
+        self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
+    ) -> sweep.SweepReport:
         return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
 
     # -- reading ---------------------------------------------------------------------
@@ -149,8 +156,9 @@ class ClaudeCode:
         extra: list[Event] = []
         if spool is not None:
             pid = spool.translator.agent_pid
-            status, gone = _signals.read_native(transcript_path or spool.translator.transcript_path,
-                                                pid)
+            status, gone = _signals.read_native(
+                transcript_path or spool.translator.transcript_path, pid
+            )
             extra = _signals.native_events(status, gone, pid)
         if not transcript_path:
             # Not located yet: live signals alone (a dialog can be open before any
@@ -165,7 +173,11 @@ class ClaudeCode:
             view = self._transcripts[key] = _TranscriptView(run_id, transcript_path)
         view.read(spool)
         parser = view.parser
-        return compose_chat(view.merger.state(extra), parser.messages,
-                            transcript_id=parser.session_id, transcript_path=transcript_path,
-                            usage=parser.usage,
-                            complete_pending=lambda p: _complete(p, parser.open_tools))
+        return compose_chat(
+            view.merger.state(extra),
+            parser.messages,
+            transcript_id=parser.session_id,
+            transcript_path=transcript_path,
+            usage=parser.usage,
+            complete_pending=lambda p: _complete(p, parser.open_tools),
+        )

@@ -10,8 +10,8 @@ import uuid
 from typing import Any
 
 from agentspool.spool.layout import run_dir
-from agentspool.spool.write import frame, open_run_dir
 from agentspool.spool.write import append as spool_append
+from agentspool.spool.write import frame, open_run_dir
 
 SESSION = "5e55a1d0-0000-4000-8000-00000000c0de"
 
@@ -39,24 +39,62 @@ class Kit:
 
     def append_turn(self, path: str) -> bytes:
         prompt_id, user, reply = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
-        base: dict[str, Any] = {"isSidechain": False, "sessionId": SESSION, "cwd": "/work",
-                                "version": "2.1.328", "userType": "external"}
+        base: dict[str, Any] = {
+            "isSidechain": False,
+            "sessionId": SESSION,
+            "cwd": "/work",
+            "version": "2.1.328",
+            "userType": "external",
+        }
         lines = [
-            {"type": "file-history-snapshot", "messageId": user, "snapshot": {},
-             "isSnapshotUpdate": False},
-            {**base, "type": "user", "uuid": user, "parentUuid": None, "promptId": prompt_id,
-             "timestamp": self._tick(), "message": {"role": "user", "content": "say hi"}},
-            {**base, "type": "assistant", "uuid": reply, "parentUuid": user,
-             "timestamp": self._tick(), "requestId": "req_" + reply[:8],
-             "message": {"id": "msg_" + reply[:12], "type": "message", "role": "assistant",
-                         "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
-                         "content": [{"type": "text", "text": "hi"}],
-                         "usage": {"input_tokens": 10, "output_tokens": 2,
-                                   "cache_read_input_tokens": 5,
-                                   "cache_creation_input_tokens": 0}}},
-            {**base, "type": "system", "subtype": "turn_duration", "uuid": str(uuid.uuid4()),
-             "parentUuid": reply, "timestamp": self._tick(), "durationMs": 900,
-             "messageCount": 2, "isMeta": False},
+            {
+                "type": "file-history-snapshot",
+                "messageId": user,
+                "snapshot": {},
+                "isSnapshotUpdate": False,
+            },
+            {
+                **base,
+                "type": "user",
+                "uuid": user,
+                "parentUuid": None,
+                "promptId": prompt_id,
+                "timestamp": self._tick(),
+                "message": {"role": "user", "content": "say hi"},
+            },
+            {
+                **base,
+                "type": "assistant",
+                "uuid": reply,
+                "parentUuid": user,
+                "timestamp": self._tick(),
+                "requestId": "req_" + reply[:8],
+                "message": {
+                    "id": "msg_" + reply[:12],
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "stop_reason": "end_turn",
+                    "content": [{"type": "text", "text": "hi"}],
+                    "usage": {
+                        "input_tokens": 10,
+                        "output_tokens": 2,
+                        "cache_read_input_tokens": 5,
+                        "cache_creation_input_tokens": 0,
+                    },
+                },
+            },
+            {
+                **base,
+                "type": "system",
+                "subtype": "turn_duration",
+                "uuid": str(uuid.uuid4()),
+                "parentUuid": reply,
+                "timestamp": self._tick(),
+                "durationMs": 900,
+                "messageCount": 2,
+                "isMeta": False,
+            },
         ]
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         with open(path, "ab") as fh:
@@ -65,16 +103,38 @@ class Kit:
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         prompt_id = str(uuid.uuid4())
-        common = {"session_id": SESSION, "transcript_path": transcript_path, "cwd": "/work",
-                  "prompt_id": prompt_id, "permission_mode": "default"}
+        common = {
+            "session_id": SESSION,
+            "transcript_path": transcript_path,
+            "cwd": "/work",
+            "prompt_id": prompt_id,
+            "permission_mode": "default",
+        }
         tool_input = {"command": "echo hi > out.txt", "description": "Write a file"}
         hooks = [
-            ("UserPromptSubmit", {**common, "hook_event_name": "UserPromptSubmit",
-                                  "prompt": "write a file"}),
-            ("PreToolUse", {**common, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                            "tool_input": tool_input, "tool_use_id": "toolu_kit"}),
-            ("PermissionRequest", {**common, "hook_event_name": "PermissionRequest",
-                                   "tool_name": "Bash", "tool_input": tool_input}),
+            (
+                "UserPromptSubmit",
+                {**common, "hook_event_name": "UserPromptSubmit", "prompt": "write a file"},
+            ),
+            (
+                "PreToolUse",
+                {
+                    **common,
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash",
+                    "tool_input": tool_input,
+                    "tool_use_id": "toolu_kit",
+                },
+            ),
+            (
+                "PermissionRequest",
+                {
+                    **common,
+                    "hook_event_name": "PermissionRequest",
+                    "tool_name": "Bash",
+                    "tool_input": tool_input,
+                },
+            ),
         ]
         fd = open_run_dir(run_dir(runtime_dir, run_id))
         try:

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
-
 from agentspool.adapters import events as ev
 from agentspool.adapters._salvage import salvage
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
@@ -47,14 +46,25 @@ class HookPayload(msgspec.Struct):
 
 
 _decode_payload = msgspec.json.Decoder(HookPayload).decode
-_SALVAGE_KEYS = frozenset({"session_id", "transcript_path", "prompt_id", "tool_name",
-                           "tool_use_id", "agent_id", "source", "reason", "notification_type"})
+_SALVAGE_KEYS = frozenset(
+    {
+        "session_id",
+        "transcript_path",
+        "prompt_id",
+        "tool_name",
+        "tool_use_id",
+        "agent_id",
+        "source",
+        "reason",
+        "notification_type",
+    }
+)
 
 
 def decode(record: SpoolRecord) -> HookPayload | None:
     if record.truncated:
         fields = salvage(record.payload, record.head_bytes, _SALVAGE_KEYS)
-        return HookPayload(**fields) if fields else None
+        return msgspec.convert(fields, HookPayload) if fields else None
     try:
         return _decode_payload(record.payload)
     except (msgspec.DecodeError, UnicodeDecodeError):
@@ -82,8 +92,11 @@ class HookTranslator:
         name = record.event
         if hook.transcript_path and name != "SessionEnd":
             self.transcript_path = hook.transcript_path
-        base: dict[str, Any] = {"at": record.wall_ns / 1e9, "source": f"hook:{name}",
-                                "epoch": hook.session_id}
+        base: dict[str, Any] = {
+            "at": record.wall_ns / 1e9,
+            "source": f"hook:{name}",
+            "epoch": hook.session_id,
+        }
         turn = "" if hook.agent_id else hook.prompt_id
         if name == "SessionStart":
             return [ev.SessionStarted(how=hook.source or "startup", **base)]
@@ -93,19 +106,34 @@ class HookTranslator:
             self._calls.append((hook.tool_use_id, hook.tool_name, hook.tool_input, hook.agent_id))
             if hook.agent_id:
                 return []
-            return [ev.ToolStarted(turn_id=turn, tool_use_id=hook.tool_use_id,
-                                   tool_name=hook.tool_name, **base)]
+            return [
+                ev.ToolStarted(
+                    turn_id=turn, tool_use_id=hook.tool_use_id, tool_name=hook.tool_name, **base
+                )
+            ]
         if name == "PermissionRequest":
             if self._print_mode():
                 return []  # -p auto-denies at once: no dialog is ever shown (research §2.4)
             tool_use_id = self._match(hook)
             tool_input = hook.tool_input or {}
-            kind = "question" if hook.tool_name in DIALOG_TOOLS else "approval"
-            dialog = dialog_for(hook.tool_name, tool_use_id, tool_input) if kind == "question" \
-                else None
-            return [ev.InputRequested(turn_id=turn, kind=kind, tool_use_id=tool_use_id,
-                                      tool_name=hook.tool_name, tool_input=tool_input,
-                                      agent_id=hook.agent_id, dialog=dialog, **base)]
+            kind: Literal["approval", "question"] = (
+                "question" if hook.tool_name in DIALOG_TOOLS else "approval"
+            )
+            dialog = (
+                dialog_for(hook.tool_name, tool_use_id, tool_input) if kind == "question" else None
+            )
+            return [
+                ev.InputRequested(
+                    turn_id=turn,
+                    kind=kind,
+                    tool_use_id=tool_use_id,
+                    tool_name=hook.tool_name,
+                    tool_input=tool_input,
+                    agent_id=hook.agent_id,
+                    dialog=dialog,
+                    **base,
+                )
+            ]
         if name in ("PostToolUse", "PostToolUseFailure", "PermissionDenied"):
             return self._finished([hook.tool_use_id], turn, base)
         if name == "PostToolBatch":
@@ -120,8 +148,11 @@ class HookTranslator:
             running = tuple(t.id for t in hook.background_tasks if t.status in ("running", ""))
             if not hook.agent_id:
                 self._calls.clear()
-            return [ev.TurnStopped(turn_id=hook.prompt_id, outcome="completed",
-                                   background=running, **base)]
+            return [
+                ev.TurnStopped(
+                    turn_id=hook.prompt_id, outcome="completed", background=running, **base
+                )
+            ]
         if name == "StopFailure":
             return [ev.TurnStopped(turn_id=hook.prompt_id, outcome="failed", **base)]
         if name == "SubagentStop" and hook.agent_id:
@@ -136,11 +167,16 @@ class HookTranslator:
 
     def _match(self, hook: HookPayload) -> str:
         for tool_use_id, name, tool_input, agent in reversed(self._calls):
-            if name == hook.tool_name and agent == hook.agent_id and (
-                not hook.tool_input or tool_input == hook.tool_input
-                or hook.tool_name == "ExitPlanMode"  # its hook input is {} (research §3.2)
+            if (
+                name == hook.tool_name
+                and agent == hook.agent_id
+                and (
+                    not hook.tool_input
+                    or tool_input == hook.tool_input
+                    or hook.tool_name == "ExitPlanMode"  # its hook input is {} (research §3.2)
+                )
             ):
-                return tool_use_id
+                return str(tool_use_id)
         return ""
 
     def _finished(self, ids: list[str], turn: str, base: dict[str, Any]) -> list[ev.Event]:
@@ -202,17 +238,23 @@ def native_events(status: NativeStatus | None, gone: bool, pid: int) -> list[ev.
     if gone:
         # SIGKILL leaves the status file behind and fires no hook: a dead agent process
         # is the evidence that nothing is running or waiting any more.
-        return [ev.SessionEnded(reason="process gone", at=time.time(),
-                                source=f"native:pid {pid} gone")]
+        return [
+            ev.SessionEnded(reason="process gone", at=time.time(), source=f"native:pid {pid} gone")
+        ]
     if status is None or not status.status:
         return []
     at = (status.statusUpdatedAt or status.updatedAt) / 1000
-    base: dict[str, Any] = {"at": at, "source": f"native:{status.status}", "epoch": status.sessionId}
+    base: dict[str, Any] = {
+        "at": at,
+        "source": f"native:{status.status}",
+        "epoch": status.sessionId,
+    }
     if status.status == "waiting":
-        kind = "question" if status.waitingFor in QUESTION_WAITS else "approval"
+        kind: Literal["approval", "question"] = (
+            "question" if status.waitingFor in QUESTION_WAITS else "approval"
+        )
         return [ev.InputRequested(turn_id="", kind=kind, **base)]
     if status.status == "idle":
         # Set at once on deny/Esc, which fire no hook (research §2.3, §5).
         return [ev.InputResolved(**base), ev.TurnStopped(**base)]
     return []
-

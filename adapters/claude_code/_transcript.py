@@ -15,24 +15,52 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-
 from agentspool.adapters import events as ev
 from agentspool.adapters.seam import DialogOption, DialogQuestion, Message, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
-BOOKKEEPING = frozenset({
-    "queue-operation", "last-prompt", "mode", "permission-mode", "file-history-snapshot",
-    "tools-used", "atis-latch", "api-request-shape", "api-request-blob", "api-request",
-    "cost-state", "attachment", "summary", "custom-title", "tag", "agent-name",
-})
+BOOKKEEPING = frozenset(
+    {
+        "queue-operation",
+        "last-prompt",
+        "mode",
+        "permission-mode",
+        "file-history-snapshot",
+        "tools-used",
+        "atis-latch",
+        "api-request-shape",
+        "api-request-blob",
+        "api-request",
+        "cost-state",
+        "attachment",
+        "summary",
+        "custom-title",
+        "tag",
+        "agent-name",
+    }
+)
 INTERRUPT_PREFIX = "[Request interrupted by user"
 DIALOG_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 PRESENTATION = {
-    "Bash": "shell", "BashOutput": "shell", "KillShell": "shell", "PowerShell": "shell",
-    "Edit": "edit", "MultiEdit": "edit", "Write": "edit", "NotebookEdit": "edit",
-    "Read": "read", "Grep": "search", "Glob": "search", "LS": "search",
-    "WebFetch": "web", "WebSearch": "web", "Agent": "agent", "Task": "agent",
-    "AskUserQuestion": "question", "ExitPlanMode": "plan", "EnterPlanMode": "plan",
+    "Bash": "shell",
+    "BashOutput": "shell",
+    "KillShell": "shell",
+    "PowerShell": "shell",
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "Write": "edit",
+    "NotebookEdit": "edit",
+    "Read": "read",
+    "Grep": "search",
+    "Glob": "search",
+    "LS": "search",
+    "WebFetch": "web",
+    "WebSearch": "web",
+    "Agent": "agent",
+    "Task": "agent",
+    "AskUserQuestion": "question",
+    "ExitPlanMode": "plan",
+    "EnterPlanMode": "plan",
     "TodoWrite": "todo",
 }
 
@@ -134,29 +162,44 @@ def _text_of(content: str | list[_Part] | None) -> str:
 
 def dialog_for(tool_name: str, tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
     if tool_name == "ExitPlanMode":
-        return PendingDialog(kind="plan_approval", tool_use_id=tool_use_id,
-                             prompt=str(tool_input.get("plan", "")))
+        return PendingDialog(
+            kind="plan_approval", tool_use_id=tool_use_id, prompt=str(tool_input.get("plan", ""))
+        )
     questions = []
     for q in tool_input.get("questions") or []:
         if not isinstance(q, dict):
             continue
         options = [
             DialogOption(label=str(o.get("label", "")), description=str(o.get("description", "")))
-            for o in q.get("options") or [] if isinstance(o, dict)
+            for o in q.get("options") or []
+            if isinstance(o, dict)
         ]
-        questions.append(DialogQuestion(prompt=str(q.get("question", "")),
-                                        header=str(q.get("header", "")), options=options,
-                                        multi_select=bool(q.get("multiSelect", False))))
+        questions.append(
+            DialogQuestion(
+                prompt=str(q.get("question", "")),
+                header=str(q.get("header", "")),
+                options=options,
+                multi_select=bool(q.get("multiSelect", False)),
+            )
+        )
     first = questions[0] if questions else DialogQuestion(prompt="")
-    return PendingDialog(kind="question", tool_use_id=tool_use_id, prompt=first.prompt,
-                         options=first.options, multi_select=first.multi_select,
-                         questions=questions)
+    return PendingDialog(
+        kind="question",
+        tool_use_id=tool_use_id,
+        prompt=first.prompt,
+        options=first.options,
+        multi_select=first.multi_select,
+        questions=questions,
+    )
 
 
 def usage_of(api: _ApiUsage) -> Usage:
     cached = api.cache_read_input_tokens
-    return Usage(input_tokens=api.input_tokens + api.cache_creation_input_tokens + cached,
-                 output_tokens=api.output_tokens, cached_input_tokens=cached)
+    return Usage(
+        input_tokens=api.input_tokens + api.cache_creation_input_tokens + cached,
+        output_tokens=api.output_tokens,
+        cached_input_tokens=cached,
+    )
 
 
 class TranscriptParser:
@@ -192,9 +235,14 @@ class TranscriptParser:
             return  # subagent records live in their own files in 2.1.328
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
-            self.events.append(ev.SessionStarted(epoch=line.session_id, how="transcript",
-                                                 at=_seconds(line.timestamp),
-                                                 source="transcript:first-record"))
+            self.events.append(
+                ev.SessionStarted(
+                    epoch=line.session_id,
+                    how="transcript",
+                    at=_seconds(line.timestamp),
+                    source="transcript:first-record",
+                )
+            )
         if kind == "user":
             self._user(line)
         elif kind == "assistant":
@@ -223,14 +271,26 @@ class TranscriptParser:
                 if block.type == "tool_result":
                     tool_use_id = block.tool_use_id or ""
                     name = self.open_tools.pop(tool_use_id, ("", {}))[0]
-                    self._add(id=f"{uid}:{i}", kind="tool_result", role="tool",
-                              text=_text_of(block.content), timestamp=stamp, tool_name=name,
-                              tool_use_id=tool_use_id, parent_id=line.parent_uuid or "",
-                              is_error=bool(block.is_error))
-                    self.events.append(ev.ToolFinished(
-                        turn_id=prompt_id, tool_use_id=tool_use_id, at=at,
-                        source="transcript:tool_result" + (
-                            f"({line.tool_denial_kind})" if line.tool_denial_kind else "")))
+                    self._add(
+                        id=f"{uid}:{i}",
+                        kind="tool_result",
+                        role="tool",
+                        text=_text_of(block.content),
+                        timestamp=stamp,
+                        tool_name=name,
+                        tool_use_id=tool_use_id,
+                        parent_id=line.parent_uuid or "",
+                        is_error=bool(block.is_error),
+                    )
+                    self.events.append(
+                        ev.ToolFinished(
+                            turn_id=prompt_id,
+                            tool_use_id=tool_use_id,
+                            at=at,
+                            source="transcript:tool_result"
+                            + (f"({line.tool_denial_kind})" if line.tool_denial_kind else ""),
+                        )
+                    )
                 elif block.type == "text" and block.text:
                     texts.append(block.text)
             text = "\n".join(texts)
@@ -239,25 +299,50 @@ class TranscriptParser:
         if not text:
             return
         if text.startswith(INTERRUPT_PREFIX):
-            self._add(id=uid, kind="interrupt", role="user", text=text, timestamp=stamp,
-                      parent_id=line.parent_uuid or "")
-            self.events.append(ev.TurnStopped(turn_id=prompt_id or self.turn,
-                                              outcome="interrupted", at=at,
-                                              source="transcript:interrupt"))
+            self._add(
+                id=uid,
+                kind="interrupt",
+                role="user",
+                text=text,
+                timestamp=stamp,
+                parent_id=line.parent_uuid or "",
+            )
+            self.events.append(
+                ev.TurnStopped(
+                    turn_id=prompt_id or self.turn,
+                    outcome="interrupted",
+                    at=at,
+                    source="transcript:interrupt",
+                )
+            )
             return
         if line.is_compact_summary:
-            self._add(id=uid, kind="summary", role="user", text=text, timestamp=stamp,
-                      parent_id=line.parent_uuid or "")
+            self._add(
+                id=uid,
+                kind="summary",
+                role="user",
+                text=text,
+                timestamp=stamp,
+                parent_id=line.parent_uuid or "",
+            )
             return
         hidden = line.is_meta or text.lstrip().startswith("<system-reminder>")
-        self._add(id=uid, kind="text", role="user", text=text, timestamp=stamp,
-                  visibility="hidden" if hidden else "visible", is_meta=line.is_meta,
-                  parent_id=line.parent_uuid or "")
+        self._add(
+            id=uid,
+            kind="text",
+            role="user",
+            text=text,
+            timestamp=stamp,
+            visibility="hidden" if hidden else "visible",
+            is_meta=line.is_meta,
+            parent_id=line.parent_uuid or "",
+        )
         local_command = text.lstrip().startswith(("<command-name>", "<local-command-"))
         if prompt_id and not hidden and not local_command:
             self.turn = prompt_id
-            self.events.append(ev.TurnStarted(turn_id=prompt_id, at=at,
-                                              source="transcript:user-prompt"))
+            self.events.append(
+                ev.TurnStarted(turn_id=prompt_id, at=at, source="transcript:user-prompt")
+            )
 
     def _assistant(self, line: _Line) -> None:
         msg = line.message
@@ -273,13 +358,21 @@ class TranscriptParser:
             self._usage_seen.add(message_id)
             usage = usage_of(msg.usage)
             self.usage.add(usage)
-        blocks = msg.content if isinstance(msg.content, list) else [
-            _Block(type="text", text=msg.content or "")]
+        blocks = (
+            msg.content
+            if isinstance(msg.content, list)
+            else [_Block(type="text", text=msg.content or "")]
+        )
         for i, block in enumerate(blocks):
             bid = uid if len(blocks) == 1 else f"{uid}:{i}"
-            common: dict[str, Any] = {"id": bid, "role": "assistant", "timestamp": stamp,
-                                      "parent_id": line.parent_uuid or "",
-                                      "message_id": message_id, "usage": usage}
+            common: dict[str, Any] = {
+                "id": bid,
+                "role": "assistant",
+                "timestamp": stamp,
+                "parent_id": line.parent_uuid or "",
+                "message_id": message_id,
+                "usage": usage,
+            }
             usage = None
             if line.is_api_error_message:
                 self._add(kind="error", text=block.text or "", is_error=True, **common)
@@ -290,35 +383,76 @@ class TranscriptParser:
             elif block.type == "tool_use":
                 name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
                 self.open_tools[tool_use_id] = (name, tool_input)
-                self._add(kind="tool_call", tool_name=name, tool_use_id=tool_use_id,
-                          tool_input=tool_input, presentation=presentation(name), **common)
-                self.events.append(ev.ToolStarted(turn_id=self.turn, tool_use_id=tool_use_id,
-                                                  tool_name=name, at=at,
-                                                  source="transcript:tool_use"))
+                self._add(
+                    kind="tool_call",
+                    tool_name=name,
+                    tool_use_id=tool_use_id,
+                    tool_input=tool_input,
+                    presentation=presentation(name),
+                    **common,
+                )
+                self.events.append(
+                    ev.ToolStarted(
+                        turn_id=self.turn,
+                        tool_use_id=tool_use_id,
+                        tool_name=name,
+                        at=at,
+                        source="transcript:tool_use",
+                    )
+                )
                 if name in DIALOG_TOOLS:
                     # The tool's execution *is* the dialog: while it has no result, the
                     # question/plan is on screen (research §3).
-                    self.events.append(ev.InputRequested(
-                        turn_id=self.turn, kind="question", tool_use_id=tool_use_id,
-                        tool_name=name, tool_input=tool_input, at=at,
-                        source="transcript:tool_use", dialog=dialog_for(name, tool_use_id,
-                                                                        tool_input)))
+                    self.events.append(
+                        ev.InputRequested(
+                            turn_id=self.turn,
+                            kind="question",
+                            tool_use_id=tool_use_id,
+                            tool_name=name,
+                            tool_input=tool_input,
+                            at=at,
+                            source="transcript:tool_use",
+                            dialog=dialog_for(name, tool_use_id, tool_input),
+                        )
+                    )
         if line.is_api_error_message:
-            self.events.append(ev.TurnStopped(turn_id=self.turn, outcome="failed", at=at,
-                                              source="transcript:api-error"))
+            self.events.append(
+                ev.TurnStopped(
+                    turn_id=self.turn, outcome="failed", at=at, source="transcript:api-error"
+                )
+            )
         elif msg.stop_reason in ("end_turn", "stop_sequence") and msg.model != "<synthetic>":
-            self.events.append(ev.TurnStopped(turn_id=self.turn, outcome="completed", at=at,
-                                              source=f"transcript:stop_reason={msg.stop_reason}"))
+            self.events.append(
+                ev.TurnStopped(
+                    turn_id=self.turn,
+                    outcome="completed",
+                    at=at,
+                    source=f"transcript:stop_reason={msg.stop_reason}",
+                )
+            )
 
     def _system(self, line: _Line) -> None:
         at = _seconds(line.timestamp)
         uid = line.uuid or f"line-{len(self.messages)}"
         if line.subtype == "turn_duration":
-            self.events.append(ev.TurnStopped(turn_id=self.turn, outcome="completed", at=at,
-                                              source="transcript:turn_duration"))
+            self.events.append(
+                ev.TurnStopped(
+                    turn_id=self.turn, outcome="completed", at=at, source="transcript:turn_duration"
+                )
+            )
         elif line.subtype == "compact_boundary":
-            self._add(id=uid, kind="compaction", role="system", text=line.content or "",
-                      timestamp=line.timestamp or "")
+            self._add(
+                id=uid,
+                kind="compaction",
+                role="system",
+                text=line.content or "",
+                timestamp=line.timestamp or "",
+            )
         elif line.subtype in ("local_command", "informational") and line.content:
-            self._add(id=uid, kind="text", role="system", text=line.content,
-                      timestamp=line.timestamp or "")
+            self._add(
+                id=uid,
+                kind="text",
+                role="system",
+                text=line.content,
+                timestamp=line.timestamp or "",
+            )

@@ -40,7 +40,10 @@ ARGS_FILE = "codex.args.json"
 BYPASS_FLAG = "--dangerously-bypass-hook-trust"
 SESSION_FLAGS_SOURCE = "/<session-flags>/config.toml"
 DEFAULT_TIMEOUT = 600
-CLAMPED_TIMEOUT = {"SessionEnd": 3, "Interrupt": 3}
+# Effective timeout Codex hashes when a handler gives none: 600 s, but 1 s for the two
+# events it clamps (a given timeout is clamped to 3 s). Observed through app-server
+# ``hooks/list`` and confirmed by tests/live (a 3 here leaves SessionEnd untrusted).
+CLAMPED_TIMEOUT = {"SessionEnd": 1, "Interrupt": 1}
 BLOCK_BEGIN = "# >>> agentspool trusted hooks (remove with: agentspool untrust codex)"
 BLOCK_END = "# <<< agentspool trusted hooks"
 EOL_ADDED = " [newline added]"
@@ -114,7 +117,7 @@ def _with_block(base: str, entries: list[str]) -> str:
 
 def _read_config(path: str) -> tuple[str, int]:
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", newline="") as fh:  # keep \r\n as it is
             return fh.read(), os.stat(path).st_mode & 0o777
     except FileNotFoundError:
         return "", 0o600

@@ -1,7 +1,6 @@
 """Tier 1: every registered adapter, plus the fake, meets the shipped contract suite."""
 
 import pytest
-
 from agentspool.adapters.testing import AdapterConformance, enrolled
 
 

@@ -20,20 +20,35 @@ def test_live_read_forwards_pending_approval_unchanged(tmp_path: object) -> None
     runtime = os.path.join(str(tmp_path), "rt")
     ensure_run_dir(runtime, "r")
     path = _transcript(tmp_path, Line(event=ev.TurnStarted(turn_id="t", at=1)))
-    emit(runtime, "r", ev.InputRequested(kind="approval", turn_id="t", tool_use_id="x",
-                                         tool_name="Bash", tool_input={"command": "ls"}, at=2))
+    emit(
+        runtime,
+        "r",
+        ev.InputRequested(
+            kind="approval",
+            turn_id="t",
+            tool_use_id="x",
+            tool_name="Bash",
+            tool_input={"command": "ls"},
+            at=2,
+        ),
+    )
     chat = read_run(ScriptedAdapter(), "r", runtime, path)
     assert chat.state == "needs_input"
     assert chat.pending_approval is not None
     assert (chat.pending_approval.tool_name, chat.pending_approval.tool_input) == (
-        "Bash", {"command": "ls"})
+        "Bash",
+        {"command": "ls"},
+    )
 
 
 def test_ended_run_reads_ended_whatever_transcript_and_spool_say(tmp_path: object) -> None:
     runtime = os.path.join(str(tmp_path), "rt")
     ensure_run_dir(runtime, "r")
-    path = _transcript(tmp_path, Line(event=ev.TurnStarted(turn_id="t", at=1)),
-                       Line(message=Message(id="m", kind="text", role="user", text="go")))
+    path = _transcript(
+        tmp_path,
+        Line(event=ev.TurnStarted(turn_id="t", at=1)),
+        Line(message=Message(id="m", kind="text", role="user", text="go")),
+    )
     emit(runtime, "r", ev.InputRequested(kind="question", turn_id="t", at=2))
     chat = read_run(ScriptedAdapter(), "r", runtime, path, ended=True)
     assert chat.state == "ended"
@@ -46,8 +61,14 @@ def test_ended_run_forwards_a_transcript_dialog_unchanged(tmp_path: object) -> N
     from agentspool.adapters.seam import PendingDialog
 
     dialog = PendingDialog(kind="question", tool_use_id="q", prompt="Which?")
-    path = _transcript(tmp_path, Line(event=ev.TurnStarted(turn_id="t", at=1)),
-                       Line(event=ev.InputRequested(kind="question", turn_id="t",
-                                                    tool_use_id="q", dialog=dialog, at=2)))
+    path = _transcript(
+        tmp_path,
+        Line(event=ev.TurnStarted(turn_id="t", at=1)),
+        Line(
+            event=ev.InputRequested(
+                kind="question", turn_id="t", tool_use_id="q", dialog=dialog, at=2
+            )
+        ),
+    )
     chat = read_run(ScriptedAdapter(), "r", "", path, ended=True)
     assert (chat.state, chat.pending_dialog) == ("ended", dialog)

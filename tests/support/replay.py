@@ -20,14 +20,15 @@ CAPTURES = Path(__file__).resolve().parents[1] / "live" / "captures"
 
 
 def claude_captures() -> list[str]:
-    return sorted(p.name for p in (CAPTURES / "claude-code").iterdir()
-                  if (p / "hooks.jsonl").exists())
+    return sorted(
+        p.name for p in (CAPTURES / "claude-code").iterdir() if (p / "hooks.jsonl").exists()
+    )
 
 
 def claude_transcripts(name: str) -> list[str]:
     """The capture's main transcripts, oldest first (two after /clear)."""
     files = glob.glob(str(CAPTURES / "claude-code" / name / "transcript" / "*.jsonl"))
-    return sorted(files, key=lambda f: _first_stamp(f))
+    return sorted(files, key=_first_stamp)
 
 
 def _first_stamp(path: str) -> str:
@@ -46,8 +47,9 @@ def claude_hook_records(name: str) -> list[SpoolRecord]:
             entry = json.loads(line)
             payload = json.dumps(entry["payload"]).encode()
             wall = int(entry["time"] * 1e9)
-            records.append(SpoolRecord(entry["event"], wall, wall, 0, 0, -1, len(payload),
-                                       payload, offset))
+            records.append(
+                SpoolRecord(entry["event"], wall, wall, 0, 0, -1, len(payload), payload, offset)
+            )
     return records
 
 

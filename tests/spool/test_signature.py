@@ -1,0 +1,68 @@
+"""``spool_sig``: changes whenever evidence changes, from stat alone."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from agentspool import spool_sig
+from agentspool.errors import RunIdError
+from agentspool.spool.signature import ABSENT
+
+
+def test_changes_when_a_hook_appends(claude_run, silent):
+    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    assert before == spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    silent(claude_run.run(b"{}", "Stop"))
+    after = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    assert after != before
+    silent(claude_run.run(b"{}", "Stop"))
+    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != after
+
+
+def test_changes_when_a_file_is_replaced_with_same_size_and_mtime(claude_run):
+    """A replaced file (new inode) of the same size within the same second still counts."""
+    path = os.path.join(claude_run.run_dir, "marker.json")
+    with open(path, "wb") as fh:
+        fh.write(b'{"state":"a"}')
+    st = os.stat(path)
+    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    tmp = path + ".new"
+    with open(tmp, "wb") as fh:  # created while the old file still exists: a new inode
+        fh.write(b'{"state":"b"}')
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, path)
+    assert (os.stat(path).st_size, os.stat(path).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert os.stat(path).st_ino != st.st_ino
+    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != before
+
+
+def test_same_size_append_within_the_same_tick_still_changes(claude_run):
+    spool = os.path.join(claude_run.run_dir, "events.spool")
+    with open(spool, "wb") as fh:
+        fh.write(b"x")
+    st = os.stat(spool)
+    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    with open(spool, "ab") as fh:
+        fh.write(b"y")
+    os.utime(spool, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != before
+
+
+def test_absent_run(runtime_dir):
+    assert spool_sig("claude-code", "never-set-up", runtime_dir) == ABSENT
+
+
+def test_bad_run_id_is_refused(runtime_dir):
+    with pytest.raises(RunIdError):
+        spool_sig("claude-code", "../etc", runtime_dir)
+
+
+def test_opens_no_file(claude_run, silent):
+    """Stat only: an unreadable spool does not stop the digest from changing."""
+    silent(claude_run.run(b"{}", "Stop"))
+    spool = os.path.join(claude_run.run_dir, "events.spool")
+    os.chmod(spool, 0)
+    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    os.truncate(spool, 0)
+    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != before

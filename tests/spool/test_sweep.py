@@ -1,0 +1,215 @@
+"""``sweep_spools``: exactly the guarantees its module docstring states.
+
+* never a run in ``keep``, nor one written within ``min_idle`` seconds;
+* never a half-deleted run (rename to trash, re-check, delete; trash finished later);
+* a write landing between the idle check and the rename puts the run back;
+* hooks racing a sweep never fail;
+* idempotent; ``dry_run`` changes nothing; ``archive`` keeps the spool.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from agentspool.spool import sweep as sweep_mod
+from agentspool.spool import write
+from agentspool.spool.read import SpoolReader
+from agentspool.spool.sweep import sweep_spools
+
+LONG_AGO = 1_000_000.0  # seconds: "idle for ages" relative to ``now``
+
+
+def _append(run_dir: str, payload: bytes = b"{}") -> None:
+    fd = write.open_run_dir(run_dir)
+    try:
+        write.append(
+            fd, write.EVENTS_FILE, write.frame("Stop", payload, len(payload), -1, 0, os.getpid())
+        )
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def runs(runtime_dir, make_claude_run):
+    """Three runs with one record each, and a non-run file the sweep must not touch."""
+    made = {name: make_claude_run(runtime_dir, name) for name in ("a", "b", "c")}
+    for run in made.values():
+        _append(run.run_dir)
+    Path(runtime_dir, "faults.log").write_text("foreign\n")
+    return made
+
+
+def _names(runtime_dir: str) -> list[str]:
+    return sorted(n for n in os.listdir(runtime_dir) if n != ".sweep.lock")
+
+
+def test_removes_idle_runs_outside_keep(runtime_dir, runs):
+    report = sweep_spools(runtime_dir, ["b"], min_idle=60, now=time.time() + LONG_AGO)
+    assert (report.removed, report.kept, report.busy) == (["a", "c"], ["b"], [])
+    assert _names(runtime_dir) == ["b", "faults.log"]
+    assert len(runs["b"].records()) == 1
+
+
+def test_recently_written_run_is_busy(runtime_dir, runs):
+    report = sweep_spools(runtime_dir, [], min_idle=3600)
+    assert (report.removed, report.busy) == ([], ["a", "b", "c"])
+    assert _names(runtime_dir) == ["a", "b", "c", "faults.log"]
+
+
+def test_dry_run_changes_nothing(runtime_dir, runs):
+    report = sweep_spools(runtime_dir, ["a"], min_idle=0, dry_run=True)
+    assert (report.removed, report.dry_run) == (["b", "c"], True)
+    assert _names(runtime_dir) == ["a", "b", "c", "faults.log"]
+
+
+def test_idempotent(runtime_dir, runs):
+    sweep_spools(runtime_dir, ["a"], min_idle=0)
+    second = sweep_spools(runtime_dir, ["a"], min_idle=0)
+    assert (second.removed, second.kept, second.trash_finished) == ([], ["a"], 0)
+    assert _names(runtime_dir) == ["a", "faults.log"]
+
+
+def test_archive_keeps_the_evidence(runtime_dir, runs, tmp_path):
+    archive = tmp_path / "archive"
+    report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive))
+    assert (report.removed, report.archived) == (["c"], ["c"])
+    [kept] = list(archive.iterdir())
+    assert kept.name.startswith("c.")
+    assert kept.read_bytes().startswith(b"\x1eAS1 Stop ")
+
+
+def test_leftover_trash_is_finished_and_never_read(runtime_dir, runs):
+    trash = Path(runtime_dir, ".trash-x-1-1")
+    trash.mkdir(mode=0o700)
+    (trash / write.EVENTS_FILE).write_bytes(b"half")
+    report = sweep_spools(runtime_dir, ["a", "b", "c"], min_idle=0)
+    assert report.trash_finished == 1
+    assert not trash.exists()
+
+
+def test_symlink_and_foreign_names_are_ignored(runtime_dir, runs, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keepme").write_text("x")
+    os.symlink(outside, Path(runtime_dir, "linked"))
+    sweep_spools(runtime_dir, [], min_idle=0)
+    assert (outside / "keepme").exists()
+    assert _names(runtime_dir) == ["faults.log", "linked"]
+
+
+def _write_during_rename(monkeypatch, run_dir: str, keep_mtime: bool) -> None:
+    """Make the sweep's rename-to-trash race a hook that appends one record first."""
+    real_rename = os.rename
+
+    def racing_rename(src: str, dst: str) -> None:
+        if src == run_dir:
+            spool = os.path.join(run_dir, write.EVENTS_FILE)
+            st = os.stat(spool)
+            _append(run_dir, b'{"late":true}')
+            if keep_mtime:  # the append lands within the same timestamp tick
+                os.utime(spool, ns=(st.st_atime_ns, st.st_mtime_ns))
+        real_rename(src, dst)
+
+    monkeypatch.setattr(sweep_mod.os, "rename", racing_rename)
+
+
+@pytest.mark.parametrize("keep_mtime", [False, True], ids=["mtime-moved", "same-tick"])
+def test_write_between_check_and_rename_puts_the_run_back(
+    runtime_dir, runs, monkeypatch, keep_mtime
+):
+    _write_during_rename(monkeypatch, runs["c"].run_dir, keep_mtime)
+    report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0)
+    assert (report.removed, report.busy) == ([], ["c"])
+    assert [r.payload for r in runs["c"].records()] == [b"{}", b'{"late":true}']
+    assert _names(runtime_dir) == ["a", "b", "c", "faults.log"]
+
+
+def test_failed_delete_leaves_trash_for_the_next_sweep(runtime_dir, runs, monkeypatch):
+    """rmtree racing a hook that creates a file (ENOTEMPTY): no error, no half run."""
+    monkeypatch.setattr(sweep_mod.shutil, "rmtree", lambda path, ignore_errors=False: None)
+    report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0)
+    assert report.removed == ["c"]
+    assert [n for n in _names(runtime_dir) if not n.startswith(".trash-")] == [
+        "a",
+        "b",
+        "faults.log",
+    ]
+    monkeypatch.undo()
+    assert sweep_spools(runtime_dir, ["a", "b"], min_idle=0).trash_finished == 1
+    assert _names(runtime_dir) == ["a", "b", "faults.log"]
+
+
+_HOOK_LOOP = """
+import sys
+from agentspool.spool import write
+runtime, run_id, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for i in range(n):
+    try:
+        fd = write.open_run_dir(runtime + "/" + run_id)
+    except OSError:
+        continue  # the run is gone: a hook would note the fault and exit 0
+    try:
+        p = b"%d" % i
+        write.append(fd, write.EVENTS_FILE, write.frame("Stop", p, len(p), -1, 0, 1))
+    except OSError:
+        pass
+    finally:
+        import os; os.close(fd)
+"""
+
+
+def test_sweeps_racing_live_writers(runtime_dir, runs, silent):
+    """Writers append to a kept run and to a doomed run while ``min_idle=0`` sweeps loop.
+
+    The doomed run is set up again each time a sweep removed it, so removals race
+    appends many times. The kept run loses nothing; the doomed run is whole or gone,
+    never half (every observation reads clean); no sweep raises; real hook processes
+    racing it all exit 0 silently; once the writers stop, one more sweep leaves no trash.
+    """
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _HOOK_LOOP, runtime_dir, name, "3000"])
+        for name in ("a", "c")
+    ]
+    hook_results: list[subprocess.CompletedProcess[bytes]] = []
+    hooks_done = threading.Event()
+
+    def real_hooks() -> None:
+        for _ in range(40):
+            hook_results.append(runs["c"].run(b"{}", "Stop"))
+        hooks_done.set()
+
+    thread = threading.Thread(target=real_hooks)
+    thread.start()
+    removals = 0
+    while any(w.poll() is None for w in writers) or not hooks_done.is_set():
+        removals += len(sweep_spools(runtime_dir, ["a"], min_idle=0).removed)
+        if os.path.isdir(runs["c"].run_dir):
+            reader = SpoolReader(runs["c"].run_dir)
+            reader.read()
+            assert reader.damaged == 0
+        else:
+            os.mkdir(runs["c"].run_dir, 0o700)  # what setup does for a new run
+    thread.join()
+    assert [w.wait() for w in writers] == [0, 0]
+    for result in hook_results:
+        silent(result)
+    assert removals > 1
+    assert len(runs["a"].records()) == 1 + 3000
+    final = sweep_spools(runtime_dir, ["a"], min_idle=0)
+    assert not [n for n in os.listdir(runtime_dir) if n.startswith(".trash-")]
+    assert (final.kept, _names(runtime_dir)) == (["a"], ["a", "faults.log"])
+
+
+def test_busy_run_outside_keep_survives_sweeps_with_live_writers(runtime_dir, runs):
+    writer = subprocess.Popen([sys.executable, "-c", _HOOK_LOOP, runtime_dir, "b", "2000"])
+    while writer.poll() is None:
+        report = sweep_spools(runtime_dir, [], min_idle=3600)
+        assert "b" in report.busy
+    assert writer.wait() == 0
+    assert len(runs["b"].records()) == 1 + 2000
