@@ -1,19 +1,132 @@
-"""The Codex adapter object (being built: lifecycle first)."""
+"""The Codex adapter: composes a run's state from the hook spool and the rollout.
+
+Precedence (docs/adr/0007-codex-state-precedence.md). All evidence becomes canonical
+events, folded by the one reducer in evidence-time order; what decides:
+
+1. An open question — a ``request_user_input`` call with no output yet, seen in the
+   rollout (``function_call`` without ``function_call_output``) or as its
+   ``PreToolUse`` hook → ``question`` with ``pending_dialog`` (questions and options
+   from the call's arguments).
+2. An open approval — only the ``PermissionRequest`` hook shows one (the rollout is
+   byte-identical to "command running"). It carries no ``tool_use_id``: it is matched
+   to the latest unfinished ``PreToolUse`` of the same turn and tool → ``needs_input``
+   with ``pending_approval``. It is closed by the call's ``PostToolUse`` or
+   ``function_call_output``, by a ``PreModelRequest`` of the same turn (the turn went
+   on, so it was approved), or by the turn's end (Esc = ``Interrupt``/``turn_aborted``).
+3. Otherwise the turn lifecycle: ``task_started``/``UserPromptSubmit`` open turn T;
+   exactly one of ``task_complete`` (``error`` → failed; no ``Stop`` then),
+   ``turn_aborted``, ``Stop``, ``Interrupt`` finalizes it. Records appended after that
+   for T (a background command's late ``item_completed``) are stale.
+
+Sub-agents: their hooks carry ``agent_id`` and go to the child's own channel, their
+rollouts are their own files; neither touches the parent's turn. ``locate_transcript``
+follows the latest hook's ``transcript_path`` of the run's own thread (not
+SubagentStart's, which names the child's file), so it follows ``/new`` and ``/clear``.
+A rollout is created lazily at the first prompt: until it exists the path is ``""``.
+Not visible from any evidence (research §3b): the seconds between an approval and the
+command's end or 10 s yield still read as the approval being open.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import ClassVar
 
-from agentspool.adapters.codex import _lifecycle
+import msgspec
+from agentspool.adapters._jsonl import JsonlFollower
+from agentspool.adapters._merge import EventMerger
+from agentspool.adapters.codex import _lifecycle, _signals
+from agentspool.adapters.codex._rollout import (
+    QUESTION_TOOL,
+    RolloutParser,
+    ZstFollower,
+    dialog_for,
+    thread_id_from_path,
+)
+from agentspool.adapters.compose import compose_chat
+from agentspool.adapters.events import Event, InputRequested
 from agentspool.adapters.seam import Capabilities, Chat, Spawn
+from agentspool.errors import TranscriptGoneError
 from agentspool.spool import signature, sweep
+from agentspool.spool.layout import run_dir
+from agentspool.spool.read import SpoolReader
+
+
+class _SpoolView:
+    """One run's spool, read incrementally; every record translated once, kept as
+    events per channel (``""`` = the run's own thread, else a sub-agent's id)."""
+
+    def __init__(self, run_id: str, runtime_dir: str) -> None:
+        self.reader = SpoolReader(run_dir(runtime_dir, run_id))
+        self.translator = _signals.HookTranslator()
+        self.events: dict[str, list[Event]] = {"": []}
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            for agent, event in self.translator.translate(record):
+                self.events.setdefault(agent, []).append(event)
+
+    def channel(self, agent: str) -> list[Event]:
+        return self.events.get(agent, [])
+
+
+class _RolloutView:
+    """One rollout file, parsed incrementally, with its event fold."""
+
+    def __init__(self, run_id: str, path: str) -> None:
+        follower = ZstFollower if path.endswith(".zst") else JsonlFollower
+        self.path = path
+        self.follower = follower(path, self._line, self._reset, run_id)
+        self._reset()
+
+    def _line(self, raw: bytes) -> None:
+        self.parser.feed_line(raw)
+
+    def _reset(self) -> None:
+        self.parser = RolloutParser(thread_id_from_path(self.path))
+        self.merger = EventMerger()
+        self.rollout_seen = 0
+        self.spool_seen = 0
+
+    def read(self, spool: _SpoolView | None) -> None:
+        self.follower.read()
+        self.merger.add("rollout", self.parser.events[self.rollout_seen :])
+        self.rollout_seen = len(self.parser.events)
+        if spool is not None:
+            # A sub-agent's own file folds the child's hooks, the run's file its own.
+            events = spool.channel(self.parser.agent_id)
+            self.merger.add("spool", events[self.spool_seen :])
+            self.spool_seen = len(events)
+
+
+def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
+    """Name the call of an approval the hooks could not match (no PreToolUse seen),
+    from the rollout's open call of that turn; give a question its form."""
+    if pending.kind == "question":
+        if pending.dialog is None and pending.tool_use_id in parser.open_calls:
+            _, arguments, _ = parser.open_calls[pending.tool_use_id]
+            return msgspec.structs.replace(pending, dialog=dialog_for(pending.tool_use_id,
+                                                                      arguments))
+        return pending
+    if pending.tool_use_id:
+        return pending
+    wanted = _signals.HOOK_TOOL_NAMES.get(pending.tool_name, pending.tool_name)
+    for call_id, (name, _, turn) in reversed(parser.open_calls.items()):
+        if name == wanted and name != QUESTION_TOOL and turn in ("", pending.turn_id):
+            return msgspec.structs.replace(pending, tool_use_id=call_id)
+    return pending
 
 
 class Codex:
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
 
+    def __init__(self) -> None:
+        self._spools: dict[tuple[str, str], _SpoolView] = {}
+        self._rollouts: dict[tuple[str, str, str], _RolloutView] = {}
+
+    # -- lifecycle -------------------------------------------------------------------
     def setup(self, run_id: str, runtime_dir: str) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
 
@@ -24,8 +137,46 @@ class Codex:
               ) -> sweep.SweepReport:
         return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
 
+    # -- reading ---------------------------------------------------------------------
+    def _spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
+        key = (run_id, runtime_dir)
+        view = self._spools.get(key)
+        if view is None:
+            view = self._spools[key] = _SpoolView(run_id, runtime_dir)
+        return view
+
     def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
-        raise NotImplementedError
+        """The rollout the latest hook of the run's own thread named; after ``/new`` or
+        ``/clear`` that is the new thread's file. ``""`` until a hook has fired, while
+        the named file does not exist yet (created at the first prompt), and in
+        ``exec --ephemeral`` (no file at all)."""
+        if not runtime_dir:
+            return ""
+        spool = self._spool(run_id, runtime_dir)
+        spool.refresh()
+        path = spool.translator.transcript_path
+        return path if path and os.path.exists(path) else ""
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        raise NotImplementedError
+        if transcript_path and not os.path.exists(transcript_path):
+            raise TranscriptGoneError(run_id, transcript_path)
+        spool = self._spool(run_id, runtime_dir) if runtime_dir else None
+        if spool is not None:
+            spool.refresh()
+        if not transcript_path:
+            # Not located yet: live signals alone (a question or an approval can be
+            # open before the rollout is found); with none, an idle empty chat.
+            merger = EventMerger()
+            if spool is not None:
+                merger.add("spool", spool.channel(""))
+            return compose_chat(merger.state())
+        key = (run_id, runtime_dir, transcript_path)
+        view = self._rollouts.get(key)
+        if view is None:
+            view = self._rollouts[key] = _RolloutView(run_id, transcript_path)
+        view.read(spool)
+        parser = view.parser
+        return compose_chat(view.merger.state(), parser.messages,
+                            transcript_id=parser.thread_id, transcript_path=transcript_path,
+                            usage=parser.usage,
+                            complete_pending=lambda p: _complete(p, parser))

@@ -10,8 +10,8 @@ import uuid
 from typing import Any
 
 from agentspool.spool.layout import run_dir
-from agentspool.spool.write import frame, open_run_dir
 from agentspool.spool.write import append as spool_append
+from agentspool.spool.write import frame, open_run_dir
 
 THREAD = "01a229b9-9fc2-7942-86e4-00000000c0de"
 
