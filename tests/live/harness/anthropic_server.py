@@ -81,6 +81,7 @@ class Reply:
     error_type: str = "invalid_request_error"
     error_message: str = "scripted error"
     should_retry: bool | None = None
+    times: int = 1
     label: str = ""
 
     def resolved_stop_reason(self) -> str:
@@ -142,8 +143,8 @@ def tool_use(
 def blocks(*content: dict[str, Any], delay: float = 0.0, label: str = "") -> Reply:
     """Several content blocks in one message. tool_use blocks get an id if missing."""
     out = []
-    for b in content:
-        b = dict(b)
+    for block in content:
+        b = dict(block)
         if b.get("type") == "tool_use":
             b.setdefault("id", _tool_id())
             b.setdefault("input", {})
@@ -157,12 +158,16 @@ def error(
     type: str | None = None,
     message: str = "scripted error",
     should_retry: bool | None = False,
+    times: int = 1,
     label: str = "",
 ) -> Reply:
     """An HTTP error with an Anthropic-shaped body.
 
     ``should_retry=False`` sends ``x-should-retry: false`` so the client does not
     retry 5xx answers (otherwise a 500 is retried with back-off many times).
+    ``times``: answer this many consecutive main requests with the error (Claude Code
+    2.1.328 re-sends a request once after a 400, so ``times=1`` is not enough to make
+    a turn fail).
     """
     default_type = {
         400: "invalid_request_error",
@@ -179,6 +184,7 @@ def error(
         error_type=type or default_type,
         error_message=message,
         should_retry=should_retry,
+        times=times,
         label=label,
     )
 
@@ -282,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server  # type: ignore[assignment]
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     # -- plumbing
@@ -319,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     # -- verbs
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         req = self._record(None)
         req.kind = "other"
         req.reply = "200 empty"
@@ -328,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", "0")
         self.end_headers()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         req = self._record(None)
         req.kind = "other"
         path = self.path.split("?")[0]
@@ -352,7 +358,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._add(req)
         self._send_json(200, obj)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self._read_body()
         req = self._record(body)
         path = self.path.split("?")[0].rstrip("/")
@@ -378,10 +384,10 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError):
             owner._note_abort(req)
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:
         self.do_POST()
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         req = self._record(None)
         req.kind = "other"
         req.reply = "200 {}"
@@ -470,48 +476,75 @@ class _Handler(BaseHTTPRequestHandler):
             if kind == "text":
                 event(
                     "content_block_start",
-                    {"type": "content_block_start", "index": i,
-                     "content_block": {"type": "text", "text": ""}},
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "text", "text": ""},
+                    },
                 )
                 for chunk in _chunks(b["text"], reply.chunk_chars if reply.delay else 200):
                     event(
                         "content_block_delta",
-                        {"type": "content_block_delta", "index": i,
-                         "delta": {"type": "text_delta", "text": chunk}},
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "text_delta", "text": chunk},
+                        },
                         pause=True,
                     )
             elif kind == "tool_use":
                 event(
                     "content_block_start",
-                    {"type": "content_block_start", "index": i,
-                     "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"],
-                                       "input": {}}},
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": b["id"],
+                            "name": b["name"],
+                            "input": {},
+                        },
+                    },
                 )
                 for chunk in _chunks(json.dumps(b.get("input", {})), 64):
                     event(
                         "content_block_delta",
-                        {"type": "content_block_delta", "index": i,
-                         "delta": {"type": "input_json_delta", "partial_json": chunk}},
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "input_json_delta", "partial_json": chunk},
+                        },
                         pause=True,
                     )
             elif kind == "thinking":
                 event(
                     "content_block_start",
-                    {"type": "content_block_start", "index": i,
-                     "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
                 )
                 for chunk in _chunks(b.get("thinking", ""), 200):
                     event(
                         "content_block_delta",
-                        {"type": "content_block_delta", "index": i,
-                         "delta": {"type": "thinking_delta", "thinking": chunk}},
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "thinking_delta", "thinking": chunk},
+                        },
                         pause=True,
                     )
                 event(
                     "content_block_delta",
-                    {"type": "content_block_delta", "index": i,
-                     "delta": {"type": "signature_delta",
-                               "signature": b.get("signature", "c2lnbmF0dXJl")}},
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {
+                            "type": "signature_delta",
+                            "signature": b.get("signature", "c2lnbmF0dXJl"),
+                        },
+                    },
                 )
             else:
                 raise ValueError(f"unsupported block type {kind!r}")
@@ -526,6 +559,15 @@ class _Handler(BaseHTTPRequestHandler):
             pause=True,
         )
         event("message_stop", {"type": "message_stop"})
+
+
+def _take(queue: list[Reply]) -> Reply:
+    """Pop the head reply, or use one of its ``times`` and leave it at the head."""
+    head = queue[0]
+    if head.times > 1:
+        head.times -= 1
+        return head
+    return queue.pop(0)
 
 
 def _chunks(s: str, n: int) -> Iterator[str]:
@@ -644,10 +686,10 @@ class AnthropicServer:
                 req.kind = route
                 queue = self._routes.get(route)
                 if queue:
-                    return queue.pop(0)
+                    return _take(queue)
                 return self.default_reply
             if self._queue:
-                return self._queue.pop(0)
+                return _take(self._queue)
             return self.default_reply
 
     def _add(self, req: RecordedRequest) -> None:
@@ -667,7 +709,8 @@ class AnthropicServer:
     def messages_requests(self, kind: str | None = "main") -> list[RecordedRequest]:
         with self._cond:
             return [
-                r for r in self.requests
+                r
+                for r in self.requests
                 if r.path.split("?")[0].rstrip("/") == "/v1/messages"
                 and (kind is None or r.kind == kind)
             ]
@@ -678,11 +721,14 @@ class AnthropicServer:
 
     def wait_main_requests(self, n: int, timeout: float = 30.0) -> list[RecordedRequest]:
         """Block until at least ``n`` main /v1/messages requests arrived."""
-        return self.wait_until(lambda: len(self.main_requests) >= n, timeout,
-                               f"{n} main requests") or self.main_requests
+        return (
+            self.wait_until(lambda: len(self.main_requests) >= n, timeout, f"{n} main requests")
+            or self.main_requests
+        )
 
-    def wait_until(self, predicate: Callable[[], bool], timeout: float = 30.0,
-                   what: str = "condition") -> Any:
+    def wait_until(
+        self, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition"
+    ) -> Any:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:

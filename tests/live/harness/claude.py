@@ -33,6 +33,7 @@ Every runner takes ``extra_args`` (appended to the command line, e.g. the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -72,8 +73,13 @@ HOOK_EVENTS = [
     "PostCompact",
     "SessionEnd",
 ]
-TOOL_EVENTS = {"PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse",
-               "PostToolUseFailure"}
+TOOL_EVENTS = {
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+}
 
 #: Text shown in the TUI's footer once the input box is ready (manual mode).
 READY_MARKERS = ("? for shortcuts", "shift+tab to cycle")
@@ -181,9 +187,17 @@ def make_home(
     root = Path(root).resolve()
     home = root / "home"
     work = Path(cwd).resolve() if cwd is not None else root / "work"
-    for d in (home, home / ".claude", home / ".config", home / ".cache",
-              home / ".local" / "share", home / ".local" / "state", home / "tmp", work,
-              root / "hooks"):
+    for d in (
+        home,
+        home / ".claude",
+        home / ".config",
+        home / ".cache",
+        home / ".local" / "share",
+        home / ".local" / "state",
+        home / "tmp",
+        work,
+        root / "hooks",
+    ):
         d.mkdir(parents=True, exist_ok=True)
     h = ClaudeHome(root=root, home=home, cwd=work, api_key=api_key)
     project = {
@@ -227,7 +241,7 @@ def make_home(
 def build_env(
     home: ClaudeHome,
     server_url: str,
-    extra_env: Mapping[str, str] | None = None,
+    extra_env: Mapping[str, str | None] | None = None,
 ) -> dict[str, str]:
     """A clean environment (nothing inherited but PATH/LANG) for one claude run."""
     env = {
@@ -259,8 +273,11 @@ def build_env(
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
     }
-    if extra_env:
-        env.update(extra_env)
+    for k, v in (extra_env or {}).items():
+        if v is None:
+            env.pop(k, None)  # None removes a harness default
+        else:
+            env[k] = v
     return env
 
 
@@ -277,7 +294,7 @@ def run_print(
     home: ClaudeHome,
     server_url: str,
     extra_args: Sequence[str] = (),
-    extra_env: Mapping[str, str] | None = None,
+    extra_env: Mapping[str, str | None] | None = None,
     timeout: float = 90.0,
     permission_mode: str | None = "default",
 ) -> subprocess.CompletedProcess[str]:
@@ -293,6 +310,7 @@ def run_print(
         capture_output=True,
         text=True,
         timeout=timeout,
+        check=False,
     )
 
 
@@ -305,6 +323,7 @@ class ClaudeTui:
     def __init__(self, home: ClaudeHome, pane: tmux.Pane) -> None:
         self.home = home
         self.pane = pane
+        self._pid: int | None = None
 
     # screen helpers
     def screen(self) -> str:
@@ -315,9 +334,7 @@ class ClaudeTui:
 
     def wait_ready(self, timeout: float = 45.0) -> str:
         """Wait until the input box is shown and accepting input."""
-        return self.pane.wait_until(
-            lambda s: any(m in s for m in READY_MARKERS), timeout
-        )
+        return self.pane.wait_until(lambda s: any(m in s for m in READY_MARKERS), timeout)
 
     def submit(self, text: str) -> None:
         """Type ``text`` and press Enter (as two tmux calls, so Enter is not pasted)."""
@@ -332,12 +349,15 @@ class ClaudeTui:
     # process helpers
     def pid(self, timeout: float = 30.0) -> int:
         """The claude process id (== the name of ``~/.claude/sessions/<pid>.json``)."""
+        if self._pid is not None:
+            return self._pid
         deadline = time.monotonic() + timeout
         pane_pid = self.pane.pane_pid()
         while time.monotonic() < deadline:
             files = self.home.session_files()
             for pid in files:
                 if pid == pane_pid or _is_descendant(pid, pane_pid):
+                    self._pid = pid
                     return pid
             time.sleep(0.1)
         raise TimeoutError("no ~/.claude/sessions/<pid>.json for this pane")
@@ -362,8 +382,25 @@ class ClaudeTui:
     def wait_status(self, status: str, timeout: float = 30.0) -> dict[str, Any]:
         return self.wait_session(lambda d: d.get("status") == status, timeout)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 5.0) -> None:
+        """Kill the tmux server (claude gets SIGHUP: SessionEnd ``reason: other``) and
+        make sure the claude process is gone (SIGKILL after ``timeout``)."""
+        pids: set[int] = set()
+        if self._pid is not None:
+            pids.add(self._pid)
+        try:
+            pane_pid = self.pane.pane_pid()
+            pids.add(pane_pid)
+            pids.update(p for p in self.home.session_files() if _is_descendant(p, pane_pid))
+        except (ValueError, OSError, subprocess.SubprocessError):
+            pass
         self.pane.kill()
+        deadline = time.monotonic() + timeout
+        while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for p in pids:
+            if pid_alive(p):
+                kill_pid(p)
 
 
 def start_tui(
@@ -371,7 +408,7 @@ def start_tui(
     server_url: str,
     *,
     extra_args: Sequence[str] = (),
-    extra_env: Mapping[str, str] | None = None,
+    extra_env: Mapping[str, str | None] | None = None,
     permission_mode: str | None = "default",
     width: int = 160,
     height: int = 50,
@@ -421,15 +458,13 @@ def pid_alive(pid: int) -> bool:
 
 
 def kill_pid(pid: int, sig: int = signal.SIGKILL) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 # -------------------------------------------------------- logging hooks ---
 
-_HOOK_LOGGER = r'''
+_HOOK_LOGGER = r"""
 import json, os, sys, time
 event = sys.argv[1]
 out = sys.argv[2]
@@ -447,7 +482,7 @@ try:
     os.write(fd, line)
 finally:
     os.close(fd)
-'''
+"""
 
 
 def logging_hooks_settings(
@@ -471,10 +506,12 @@ def logging_hooks_settings(
     hooks: dict[str, Any] = {}
     for ev in events:
         entry: dict[str, Any] = {
-            "hooks": [{
-                "type": "command",
-                "command": f"{_q(py)} -I -S {_q(str(script))} {ev} {_q(str(out))}",
-            }]
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"{_q(py)} -I -S {_q(str(script))} {ev} {_q(str(out))}",
+                }
+            ]
         }
         if ev in TOOL_EVENTS:
             entry["matcher"] = "*"
@@ -526,19 +563,19 @@ def wait_hook(
     deadline = time.monotonic() + timeout
     hits: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        hits = [
-            r for r in home.hooks()
-            if r.get("event") == event and (where is None or where(r))
-        ]
+        hits = [r for r in home.hooks() if r.get("event") == event and (where is None or where(r))]
         if len(hits) >= count:
             return hits
         time.sleep(0.05)
     seen = [r.get("event") for r in home.hooks()]
-    raise TimeoutError(f"{count}×{event} not logged after {timeout}s; seen: {seen}")
+    raise TimeoutError(f"{count} x {event} not logged after {timeout}s; seen: {seen}")
 
 
-def wait_file(path: str | os.PathLike[str], predicate: Callable[[str], bool] | None = None,
-              timeout: float = 30.0) -> str:
+def wait_file(
+    path: str | os.PathLike[str],
+    predicate: Callable[[str], bool] | None = None,
+    timeout: float = 30.0,
+) -> str:
     """Wait until ``path`` exists (and its text satisfies ``predicate``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -24,6 +24,7 @@ API (all run/start functions accept ``extra_args`` and ``extra_env``, appended l
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -59,15 +60,20 @@ HOOK_EVENTS: tuple[str, ...] = (
     "UserPromptSubmit",
     "Stop",
 )
-# Codex clamps these two to 3 s whatever the config says (research §2.1).
+# Codex clamps these two to 3 s when a timeout is given (startup warning "clamping
+# SessionEnd hook timeout to 3s"); when ``timeout`` is omitted their effective timeout
+# is 1 s (seen in app-server hooks/list ``timeoutSec`` and in the trusted_hash).
 CLAMPED_3S = frozenset({"SessionEnd", "Interrupt"})
+CLAMPED_DEFAULT_TIMEOUT = 1
 DEFAULT_HOOK_TIMEOUT = 600
 SESSION_FLAGS_SOURCE = "/<session-flags>/config.toml"
 
 API_KEY_ENV = "LOCAL_API_KEY"
 
-# Text that shows the TUI's composer is ready for input.
-TUI_READY_MARKERS = ("context left", "% left", "? for shortcuts")
+# The footer first shows "? for shortcuts" alone; "← for agents" (and the "⚠ N warnings"
+# badge) appear once the session is configured. Keys like Shift+Tab sent before that
+# are silently dropped, so readiness waits for "for agents".
+TUI_READY_MARKERS = ("for agents",)
 
 
 def snake(event: str) -> str:
@@ -154,7 +160,14 @@ def make_home(
         hook_log=r / "hooks",
         base_url=base_url,
     )
-    for d in (home.home, home.codex_home, home.cwd, home.hook_log, r / "tmp", home.home / ".config"):
+    for d in (
+        home.home,
+        home.codex_home,
+        home.cwd,
+        home.hook_log,
+        r / "tmp",
+        home.home / ".config",
+    ):
         d.mkdir(parents=True, exist_ok=True)
     # top-level keys first: everything after a [table] header belongs to that table
     cfg = "\n".join(
@@ -174,8 +187,17 @@ def make_home(
             "[feedback]",
             "enabled = false",
             "",
+            # skips the "Do you trust this directory?" screen
             f"[projects.{_toml_str(str(home.cwd))}]",
             'trust_level = "trusted"',
+            "",
+            # keys the TUI writes itself after its first start; pre-seeded so that every
+            # start looks like a later one
+            "[tui]",
+            "screen_reader_detection_done = true",
+            "",
+            "[tui.model_availability_nux]",
+            '"gpt-6.1-sol" = 1',
             "",
         ]
     )
@@ -191,7 +213,11 @@ def make_home(
 
 
 def _git_env(home: CodexHome) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home.home), "GIT_CONFIG_NOSYSTEM": "1"}
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home.home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
 
 
 def build_env(home: CodexHome, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -273,10 +299,8 @@ def run_exec(
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, 9)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def tui_argv(extra_args: Sequence[str] = (), prompt: str | None = None) -> list[str]:
@@ -302,15 +326,44 @@ def start_tui(
     The pane is registered on ``home`` so ``home.cleanup()`` kills it.
     """
     argv = tui_argv(extra_args, prompt)
-    pane = tmux.start(argv, cwd=str(home.cwd), env=build_env(home, extra_env), width=width, height=height)
+    pane = tmux.start(
+        argv, cwd=str(home.cwd), env=build_env(home, extra_env), width=width, height=height
+    )
     home.panes.append(pane)
     if wait_ready:
         wait_tui_ready(pane, timeout=timeout)
     return pane
 
 
-def wait_tui_ready(pane: tmux.Pane, timeout: float = 60.0) -> str:
-    return pane.wait_until(lambda s: any(m in s for m in TUI_READY_MARKERS), timeout=timeout)
+def wait_tui_ready(pane: tmux.Pane, timeout: float = 60.0, *, probe: bool = True) -> str:
+    """Wait until the composer is drawn *and* accepts keys.
+
+    The footer ("? for shortcuts") is drawn before the TUI reads keys: a key sent at
+    that moment (e.g. Shift+Tab) can be lost. With ``probe`` a harmless ``x`` is typed
+    until it shows up in the composer, then erased.
+    """
+    screen = pane.wait_until(lambda s: any(m in s for m in TUI_READY_MARKERS), timeout=timeout)
+    if not probe:
+        return screen
+    deadline = time.monotonic() + timeout
+    while True:
+        pane.send_text("x")
+        try:
+            pane.wait_until(lambda s: composer_text(s) == "x", timeout=2.0)
+            break
+        except tmux.TmuxTimeoutError:
+            if time.monotonic() > deadline:
+                raise
+            if (composer_text(pane.screen()) or "").startswith("x"):
+                break
+    while (composer_text(pane.screen()) or "").startswith("x"):
+        pane.send_keys("BSpace")
+        try:
+            pane.wait_until(lambda s: not (composer_text(s) or "").startswith("x"), timeout=2.0)
+        except tmux.TmuxTimeoutError:
+            if time.monotonic() > deadline:
+                raise
+    return pane.wait_until(lambda s: composer_text(s) == COMPOSER_PLACEHOLDER, timeout=10.0)
 
 
 def kill_pane(pane: tmux.Pane) -> None:
@@ -320,11 +373,9 @@ def kill_pane(pane: tmux.Pane) -> None:
     except Exception:  # noqa: BLE001 - server already gone
         pid = None
     if pid:
-        for p in _descendants(pid) + [pid]:
-            try:
+        for p in [*_descendants(pid), pid]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(p, 9)
-            except (ProcessLookupError, PermissionError):
-                pass
     pane.kill()
 
 
@@ -356,14 +407,14 @@ def codex_pid(pane: tmux.Pane) -> int | None:
             exe = os.readlink(f"/proc/{p}/exe")
         except OSError:
             continue
-        if exe.endswith("/codex") and "node" not in exe:
+        if os.path.basename(exe) == "codex":  # the node launcher's exe is .../node
             return p
     return None
 
 
 # --------------------------------------------------------------------------- hooks
 
-_HOOK_SCRIPT = r'''
+_HOOK_SCRIPT = r"""
 import fcntl, json, os, sys, time
 event, log = sys.argv[1], sys.argv[2]
 t = time.time()
@@ -379,7 +430,7 @@ try:
     os.write(fd, line.encode())
 finally:
     os.close(fd)
-'''
+"""
 
 
 def hook_command(event: str, log_dir: Path) -> str:
@@ -389,7 +440,10 @@ def hook_command(event: str, log_dir: Path) -> str:
     if not script.exists():
         log_dir.mkdir(parents=True, exist_ok=True)
         script.write_text(_HOOK_SCRIPT)
-    return " ".join(shlex.quote(a) for a in (sys.executable, "-I", "-S", str(script), event, str(log_dir / "hooks.jsonl")))
+    return " ".join(
+        shlex.quote(a)
+        for a in (sys.executable, "-I", "-S", str(script), event, str(log_dir / "hooks.jsonl"))
+    )
 
 
 def hook_arg(event: str, command: str, *, timeout: int | None = None) -> str:
@@ -399,8 +453,10 @@ def hook_arg(event: str, command: str, *, timeout: int | None = None) -> str:
     return f"hooks.{event}=[{{hooks=[{{{handler}}}]}}]"
 
 
-def logging_hook_args(log_dir: Path, events: Iterable[str] = HOOK_EVENTS, *, bypass_trust: bool = True) -> list[str]:
-    """``-c hooks.<Event>=[...]`` for every event, each logging its stdin to ``log_dir/hooks.jsonl``.
+def logging_hook_args(
+    log_dir: Path, events: Iterable[str] = HOOK_EVENTS, *, bypass_trust: bool = True
+) -> list[str]:
+    """``-c hooks.<Event>=[...]`` for every event; each logs its stdin to log_dir/hooks.jsonl.
 
     With ``bypass_trust`` the list ends with ``--dangerously-bypass-hook-trust``.
     """
@@ -419,10 +475,8 @@ def read_hook_log(log_dir: Path) -> list[dict[str, Any]]:
     out = []
     for line in p.read_text().splitlines():
         if line.strip():
-            try:
+            with contextlib.suppress(ValueError):
                 out.append(json.loads(line))
-            except ValueError:
-                pass
     return out
 
 
@@ -430,15 +484,23 @@ def hook_events(log_dir: Path) -> list[str]:
     return [r["event"] for r in read_hook_log(log_dir)]
 
 
-def wait_hook(log_dir: Path, event: str, *, count: int = 1, timeout: float = 30.0, where: Any = None) -> list[dict[str, Any]]:
-    """Wait until ``event`` was logged ``count`` times (optionally filtered by ``where(payload)``)."""
+def wait_hook(
+    log_dir: Path, event: str, *, count: int = 1, timeout: float = 30.0, where: Any = None
+) -> list[dict[str, Any]]:
+    """Wait until ``event`` was logged ``count`` times (optionally: ``where(payload)``)."""
     deadline = time.monotonic() + timeout
     while True:
-        hits = [r for r in read_hook_log(log_dir) if r["event"] == event and (where is None or where(r["payload"]))]
+        hits = [
+            r
+            for r in read_hook_log(log_dir)
+            if r["event"] == event and (where is None or where(r["payload"]))
+        ]
         if len(hits) >= count:
             return hits
         if time.monotonic() > deadline:
-            raise TimeoutError(f"hook {event} x{count} not logged after {timeout}s; got {hook_events(log_dir)}")
+            raise TimeoutError(
+                f"hook {event} x{count} not logged after {timeout}s; got {hook_events(log_dir)}"
+            )
         time.sleep(0.1)
 
 
@@ -452,10 +514,16 @@ def trusted_hash(
     is_async: bool = False,
 ) -> str:
     """Codex's ``trusted_hash`` for one command handler (research §2.2, empirical)."""
-    eff = timeout if timeout is not None else DEFAULT_HOOK_TIMEOUT
     if event in CLAMPED_3S:
-        eff = min(eff, 3)
-    handler: dict[str, Any] = {"async": is_async, "command": command, "timeout": eff, "type": "command"}
+        eff = CLAMPED_DEFAULT_TIMEOUT if timeout is None else min(timeout, 3)
+    else:
+        eff = DEFAULT_HOOK_TIMEOUT if timeout is None else timeout
+    handler: dict[str, Any] = {
+        "async": is_async,
+        "command": command,
+        "timeout": eff,
+        "type": "command",
+    }
     if status_message is not None:
         handler["statusMessage"] = status_message
     obj: dict[str, Any] = {"event_name": snake(event), "hooks": [handler]}
@@ -470,7 +538,9 @@ def trust_entries_toml(commands: Mapping[str, str]) -> str:
     out = []
     for ev, cmd in commands.items():
         key = f"{SESSION_FLAGS_SOURCE}:{snake(ev)}:0:0"
-        out.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = {_toml_str(trusted_hash(ev, cmd))}\n")
+        out.append(
+            f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = {_toml_str(trusted_hash(ev, cmd))}\n"
+        )
     return "\n".join(out)
 
 
@@ -478,6 +548,80 @@ def write_hook_trust(home: CodexHome, commands: Mapping[str, str]) -> None:
     """Append trust entries for ``-c`` hooks (event -> command) to CODEX_HOME/config.toml."""
     with open(home.config_toml, "a") as f:
         f.write("\n" + trust_entries_toml(commands))
+
+
+def hooks_list(
+    home: CodexHome,
+    *,
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+) -> dict[str, Any]:
+    """Ask codex itself (``codex app-server`` over stdio, ``hooks/list``) which hooks it sees.
+
+    Returns the entry for ``home.cwd``: ``{"cwd", "hooks": [{key, eventName, command,
+    timeoutSec, currentHash, trustStatus, source, ...}], "warnings", "errors"}``.
+    ``extra_args`` are passed to ``codex app-server`` (e.g. the ``-c hooks.…`` args).
+    """
+    proc = subprocess.Popen(
+        [str(CODEX_BIN), "app-server", *extra_args],
+        cwd=home.cwd,
+        env=build_env(home, extra_env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for msg in (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"clientInfo": {"name": "harness", "version": "0"}},
+            },
+            {"jsonrpc": "2.0", "method": "initialized"},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "hooks/list",
+                "params": {"cwds": [str(home.cwd)]},
+            },
+        ):
+            proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            obj = json.loads(line)
+            if obj.get("id") == 2:
+                entry: dict[str, Any] = obj["result"]["data"][0]
+                return entry
+        raise TimeoutError("codex app-server did not answer hooks/list")
+    finally:
+        _kill_group(proc.pid)
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+
+
+def write_hook_trust_profile(
+    home: CodexHome, profile: str, commands: Mapping[str, str]
+) -> list[str]:
+    """Write trust entries into ``CODEX_HOME/<profile>.config.toml``; return ``["-p", profile]``.
+
+    Observed: with ``-p <profile>`` the entries in that profile file are honored exactly
+    like entries in config.toml (exec and TUI, no modal), and config.toml stays untouched.
+    Codex itself may write TUI bookkeeping keys into the active profile file.
+    """
+    path = home.codex_home / f"{profile}.config.toml"
+    with open(path, "a") as f:
+        f.write(trust_entries_toml(commands))
+    return ["-p", profile]
 
 
 def logging_hook_commands(log_dir: Path, events: Iterable[str] = HOOK_EVENTS) -> dict[str, str]:
@@ -499,10 +643,8 @@ def read_rollout(path: Path) -> list[dict[str, Any]]:
     out = []
     for line in Path(path).read_text().splitlines():
         if line.strip():
-            try:
+            with contextlib.suppress(ValueError):
                 out.append(json.loads(line))
-            except ValueError:
-                pass
     return out
 
 
@@ -515,7 +657,9 @@ def rollout_event_types(path: Path) -> list[str]:
     return out
 
 
-def wait_rollout_record(home: CodexHome, predicate: Any, *, timeout: float = 30.0) -> dict[str, Any]:
+def wait_rollout_record(
+    home: CodexHome, predicate: Any, *, timeout: float = 30.0
+) -> dict[str, Any]:
     """Wait until some record in any rollout satisfies ``predicate(record)``."""
     deadline = time.monotonic() + timeout
     while True:
@@ -530,4 +674,76 @@ def wait_rollout_record(home: CodexHome, predicate: Any, *, timeout: float = 30.
 
 def is_event(kind: str) -> Any:
     """Predicate for ``event_msg`` records with ``payload.type == kind``."""
-    return lambda r: r.get("type") == "event_msg" and isinstance(r.get("payload"), dict) and r["payload"].get("type") == kind
+    return lambda r: (
+        r.get("type") == "event_msg"
+        and isinstance(r.get("payload"), dict)
+        and r["payload"].get("type") == kind
+    )
+
+
+# --------------------------------------------------------------------------- TUI screen helpers
+
+APPROVAL_MARKER = "Would you like to run the following command?"
+HOOKS_REVIEW_MARKER = "Hooks need review"
+PROMPT_GLYPH = "\u203a"  # the composer's prompt character (single right angle quote)
+COMPOSER_PLACEHOLDER = "Ask Codex to do anything"
+
+
+def composer_text(screen: str) -> str | None:
+    """Text of the composer: the last line starting with PROMPT_GLYPH (None if none)."""
+    lines = [
+        ln for ln in screen.splitlines() if ln.startswith(PROMPT_GLYPH + " ") or ln == PROMPT_GLYPH
+    ]
+    return lines[-1][2:].rstrip() if lines else None
+
+
+def is_idle_screen(screen: str) -> bool:
+    """The composer shows its placeholder and no "esc to interrupt" is on screen.
+
+    Necessary, not sufficient: while the model streams *text* the screen shows neither a
+    "Working" line nor "esc to interrupt" (observed), so it looks idle. Wait on a hook
+    (Stop / Interrupt) or a rollout record first, then on this.
+    """
+    return composer_text(screen) == COMPOSER_PLACEHOLDER and "esc to interrupt" not in screen
+
+
+def submit(pane: tmux.Pane, text: str, *, timeout: float = 15.0, settle: float = 0.3) -> str:
+    """Type ``text`` into the composer and press Enter; return the screen after submission.
+
+    The TUI treats a fast burst of characters followed at once by Enter as a *paste*
+    (Enter then inserts a newline instead of submitting), so: type, wait until the text
+    is rendered in the composer, wait ``settle`` seconds, press Enter, and wait until the
+    composer no longer holds the text (Enter is re-sent once if it was swallowed).
+    """
+    pane.send_text(text)
+    pane.wait_until(lambda s: composer_text(s) == text, timeout=timeout)
+    time.sleep(settle)
+    pane.send_keys("Enter")
+    try:
+        return pane.wait_until(lambda s: composer_text(s) != text, timeout=timeout / 2)
+    except tmux.TmuxTimeoutError:
+        pane.send_keys("Enter")
+        return pane.wait_until(lambda s: composer_text(s) != text, timeout=timeout / 2)
+
+
+def plan_mode(pane: tmux.Pane, *, timeout: float = 15.0) -> str:
+    """Switch the TUI to Plan mode (Shift+Tab = tmux key ``BTab``), retrying a lost key."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pane.send_keys("BTab")
+        try:
+            return pane.wait_for("Plan mode (shift+tab", timeout=3.0)
+        except tmux.TmuxTimeoutError:
+            if time.monotonic() > deadline:
+                raise
+
+
+def wait_idle(pane: tmux.Pane, timeout: float = 60.0) -> str:
+    return pane.wait_until(is_idle_screen, timeout=timeout)
+
+
+def clean_screen(screen: str) -> str:
+    """The screen without blank lines and the braille logo (for notes)."""
+    return "\n".join(
+        ln.rstrip() for ln in screen.splitlines() if ln.strip() and "⣿" not in ln and "⠿" not in ln
+    )

@@ -14,12 +14,15 @@ request (``kind == "main"``). Codex also makes side calls that must not eat scri
 replies; :func:`classify` sorts every request into a kind:
 
 ``main``      a request of a root thread's turn (the conversation the test scripts)
-``subagent``  a request of a sub-agent thread (``session-id`` header != ``thread-id``);
+``subagent``  a request of a sub-agent thread (``session-id`` header != ``thread-id``,
+              turn metadata ``thread_source: "subagent"``);
               served from the ``subagent_replies`` queue, else a default text reply
-``title``     the TUI's hidden title-generation call ("Generate a concise, single-line
-              task title" in the input); default reply: a short title
-``compact``   an inline compaction request ("CONTEXT CHECKPOINT COMPACTION" in the
-              last user message); default reply: a summary text
+``title``     the TUI's hidden title-generation call (turn metadata ``thread_source:
+              "thread_title"``; "Generate a concise, single-line task title" in the
+              input); default reply: a short title
+``compact``   an inline compaction request (turn metadata ``request_kind: "compaction"``;
+              "CONTEXT CHECKPOINT COMPACTION" in the last user message); default reply:
+              a summary text
 
 When the main queue is empty the server answers with ``exhausted_reply`` (a plain text),
 so codex always finishes its turn, and records the fact in ``server.exhausted``.
@@ -85,12 +88,18 @@ class Reply:
 
 def text(s: str, *, chunk_delay: float = 0.0, chunks: int = 1, label: str = "") -> Reply:
     """An assistant text reply."""
-    return Reply([Item("message", text=s)], chunk_delay=chunk_delay, chunks=chunks, label=label or "text")
+    return Reply(
+        [Item("message", text=s)], chunk_delay=chunk_delay, chunks=chunks, label=label or "text"
+    )
 
 
-def slow_text(s: str, *, seconds: float = 30.0, chunks: int = 60, label: str = "slow_text") -> Reply:
+def slow_text(
+    s: str, *, seconds: float = 30.0, chunks: int = 60, label: str = "slow_text"
+) -> Reply:
     """Text streamed in ``chunks`` pieces spread over about ``seconds``."""
-    return Reply([Item("message", text=s)], chunk_delay=seconds / max(chunks, 1), chunks=chunks, label=label)
+    return Reply(
+        [Item("message", text=s)], chunk_delay=seconds / max(chunks, 1), chunks=chunks, label=label
+    )
 
 
 def function_call(
@@ -105,7 +114,9 @@ def function_call(
     """A reply with one function call (optionally preceded by an assistant message)."""
     args = arguments if isinstance(arguments, str) else json.dumps(arguments)
     items = [Item("message", text=preface)] if preface else []
-    items.append(Item("function_call", name=name, arguments=args, namespace=namespace, call_id=call_id))
+    items.append(
+        Item("function_call", name=name, arguments=args, namespace=namespace, call_id=call_id)
+    )
     return Reply(items, label=label or name)
 
 
@@ -129,10 +140,17 @@ def exec_command(
         args["yield_time_ms"] = yield_time_ms
     if workdir is not None:
         args["workdir"] = workdir
-    return function_call("exec_command", args, call_id=call_id, label="exec_command(escalated)" if escalated else "exec_command")
+    return function_call(
+        "exec_command",
+        args,
+        call_id=call_id,
+        label="exec_command(escalated)" if escalated else "exec_command",
+    )
 
 
-def request_user_input(questions: Sequence[dict[str, Any]] | None = None, *, call_id: str | None = None) -> Reply:
+def request_user_input(
+    questions: Sequence[dict[str, Any]] | None = None, *, call_id: str | None = None
+) -> Reply:
     """A ``request_user_input`` call. Default: one question "color" with Red / Blue."""
     if questions is None:
         questions = [
@@ -152,11 +170,20 @@ def request_user_input(questions: Sequence[dict[str, Any]] | None = None, *, cal
 def spawn_agent(message: str, *, call_id: str | None = None, **extra: Any) -> Reply:
     """``multi_agent_v1.spawn_agent`` (a namespaced function call)."""
     return function_call(
-        "spawn_agent", {"message": message, **extra}, namespace="multi_agent_v1", call_id=call_id, label="spawn_agent"
+        "spawn_agent",
+        {"message": message, **extra},
+        namespace="multi_agent_v1",
+        call_id=call_id,
+        label="spawn_agent",
     )
 
 
-def wait_agent(targets: Sequence[str] | None = None, *, timeout_ms: int | None = None, call_id: str | None = None) -> Reply:
+def wait_agent(
+    targets: Sequence[str] | None = None,
+    *,
+    timeout_ms: int | None = None,
+    call_id: str | None = None,
+) -> Reply:
     """``multi_agent_v1.wait_agent`` (``targets`` is required by codex).
 
     With ``targets=None`` the reply is built when consumed: the agent ids are taken from
@@ -168,7 +195,9 @@ def wait_agent(targets: Sequence[str] | None = None, *, timeout_ms: int | None =
         args: dict[str, Any] = {"targets": ids}
         if timeout_ms is not None:
             args["timeout_ms"] = timeout_ms
-        return function_call("wait_agent", args, namespace="multi_agent_v1", call_id=call_id, label="wait_agent")
+        return function_call(
+            "wait_agent", args, namespace="multi_agent_v1", call_id=call_id, label="wait_agent"
+        )
 
     return Reply(dynamic=build, label="wait_agent")
 
@@ -278,22 +307,32 @@ def _input_texts(body: Any) -> list[str]:
 
 
 def classify(headers: dict[str, str], body: Any) -> str:
-    """Sort a ``POST /v1/responses`` into main / subagent / title / compact."""
+    """Sort a ``POST /v1/responses`` into main / subagent / title / compact.
+
+    Observed (0.169.0): every request carries ``session-id``, ``thread-id`` and the JSON
+    header ``x-codex-turn-metadata`` (``thread_source``: ``user`` | ``subagent`` |
+    ``thread_title``; ``request_kind``: ``turn``). The title call runs on its own thread
+    (session-id == thread-id, a fresh id) with ``thread_source: "thread_title"``; a
+    sub-agent's requests carry the parent's session-id, the child's thread-id and
+    ``thread_source: "subagent"``.
+    """
+    try:
+        meta = json.loads(headers.get("x-codex-turn-metadata") or "{}")
+    except ValueError:
+        meta = {}
+    if not isinstance(meta, dict):
+        meta = {}
     texts = _input_texts(body)
-    if any(TITLE_MARKER in t for t in texts):
+    if meta.get("thread_source") == "thread_title" or any(TITLE_MARKER in t for t in texts):
         return "title"
     users = [t for role, t in _input_messages(body) if role == "user"]
-    if users and COMPACT_MARKER in users[-1]:
+    if meta.get("request_kind") == "compaction" or (users and COMPACT_MARKER in users[-1]):
         return "compact"
     sid = headers.get("session-id") or headers.get("session_id")
     tid = headers.get("thread-id") or headers.get("thread_id")
     if sid and tid and sid != tid:
         return "subagent"
-    try:
-        meta = json.loads(headers.get("x-codex-turn-metadata") or "{}")
-    except ValueError:
-        meta = {}
-    if isinstance(meta, dict) and meta.get("thread_source") == "subagent":
+    if meta.get("thread_source") == "subagent":
         return "subagent"
     return "main"
 
@@ -314,7 +353,9 @@ class ResponsesServer:
         self._lock = threading.Condition()
         self._main: list[Reply] = list(replies)
         self._sub: list[Reply] = list(subagent_replies)
-        self.exhausted_reply = exhausted_reply or text("(scripted server: no more replies)", label="exhausted")
+        self.exhausted_reply = exhausted_reply or text(
+            "(scripted server: no more replies)", label="exhausted"
+        )
         self.title = title
         self.classifier = classifier
         self.requests: list[Request] = []
@@ -354,7 +395,9 @@ class ResponsesServer:
         handler = type("Handler", (_Handler,), {"owner": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="responses-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="responses-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -373,7 +416,11 @@ class ResponsesServer:
     # -- observation
     def responses_requests(self, kind: str | None = None) -> list[Request]:
         with self._lock:
-            return [r for r in self.requests if r.path.endswith("/responses") and (kind is None or r.kind == kind)]
+            return [
+                r
+                for r in self.requests
+                if r.path.endswith("/responses") and (kind is None or r.kind == kind)
+            ]
 
     def wait_for(self, predicate: Callable[[ResponsesServer], bool], timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -381,10 +428,15 @@ class ResponsesServer:
             while not predicate(self):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise TimeoutError(f"scripted server: condition not met after {timeout}s; requests: {self.summary()}")
+                    raise TimeoutError(
+                        f"scripted server: condition not met after {timeout}s; "
+                        f"requests: {self.summary()}"
+                    )
                 self._lock.wait(min(left, 0.2))
 
-    def wait_for_requests(self, n: int, *, kind: str | None = "main", timeout: float = 30.0) -> list[Request]:
+    def wait_for_requests(
+        self, n: int, *, kind: str | None = "main", timeout: float = 30.0
+    ) -> list[Request]:
         """Wait until at least ``n`` POST /responses of ``kind`` have arrived."""
         self.wait_for(lambda s: len(s._matching(kind)) >= n, timeout)
         return self.responses_requests(kind)
@@ -394,7 +446,11 @@ class ResponsesServer:
         self.wait_for(lambda s: bool(s.streaming), timeout)
 
     def _matching(self, kind: str | None) -> list[Request]:
-        return [r for r in self.requests if r.path.endswith("/responses") and (kind is None or r.kind == kind)]
+        return [
+            r
+            for r in self.requests
+            if r.path.endswith("/responses") and (kind is None or r.kind == kind)
+        ]
 
     def summary(self) -> list[str]:
         return [f"{r.seq}:{r.method} {r.path} {r.kind} -> {r.reply_label}" for r in self.requests]
@@ -425,7 +481,10 @@ class ResponsesServer:
             if kind == "title":
                 return text(self.title, label="title-default")
             if kind == "compact":
-                return text("Summary of the conversation so far: the user ran scripted tests.", label="compact-default")
+                return text(
+                    "Summary of the conversation so far: the user ran scripted tests.",
+                    label="compact-default",
+                )
             return text("ok", label=f"{kind}-default")
 
     def _set_streaming(self, seq: int, label: str | None) -> None:
@@ -441,7 +500,7 @@ class ResponsesServer:
             self._lock.notify_all()
 
 
-class _ClientGone(Exception):
+class _ClientGoneError(Exception):
     pass
 
 
@@ -449,7 +508,7 @@ class _Handler(BaseHTTPRequestHandler):
     owner: ResponsesServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     # ---- helpers
@@ -490,16 +549,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError) as e:
-            raise _ClientGone() from e
+            raise _ClientGoneError() from e
 
     def _event(self, etype: str, payload: dict[str, Any]) -> None:
         payload = {"type": etype, **payload}
         self._chunk(f"event: {etype}\ndata: {json.dumps(payload)}\n\n".encode())
 
     # ---- verbs
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         owner = self.owner
-        req = Request(next(owner._ids), time.time(), "GET", self.path, self._headers_dict(), None, kind="models")
+        req = Request(
+            next(owner._ids),
+            time.time(),
+            "GET",
+            self.path,
+            self._headers_dict(),
+            None,
+            kind="models",
+        )
         owner._record(req)
         if self.path.rstrip("/").endswith("/models"):
             self._send_json(200, {"object": "list", "data": []})
@@ -510,7 +577,7 @@ class _Handler(BaseHTTPRequestHandler):
         req.completed = True
         owner._notify()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         owner = self.owner
         headers = self._headers_dict()
         body = self._read_body()
@@ -530,7 +597,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._serve_reply(seq, reply)
             req.completed = True
-        except _ClientGone:
+        except _ClientGoneError:
             self.close_connection = True
         finally:
             owner._set_streaming(seq, None)
@@ -541,7 +608,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._send_json(
                 reply.http_status,
-                {"error": {"message": reply.error_message, "type": "server_error", "code": "server_error"}},
+                {
+                    "error": {
+                        "message": reply.error_message,
+                        "type": "server_error",
+                        "code": "server_error",
+                    }
+                },
             )
             return
         self.send_response(200)
@@ -550,8 +623,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         resp_id = f"resp_{seq}"
-        base = {"id": resp_id, "object": "response", "created_at": int(time.time()), "model": "gpt-5-codex"}
-        self._event("response.created", {"response": {**base, "status": "in_progress", "output": []}})
+        base = {
+            "id": resp_id,
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": "gpt-5-codex",
+        }
+        self._event(
+            "response.created", {"response": {**base, "status": "in_progress", "output": []}}
+        )
         if reply.fail_message is not None:
             self._event(
                 "response.failed",
@@ -575,13 +655,24 @@ class _Handler(BaseHTTPRequestHandler):
                     "response.output_item.added",
                     {
                         "output_index": idx,
-                        "item": {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []},
+                        "item": {
+                            "type": "message",
+                            "id": item_id,
+                            "role": "assistant",
+                            "status": "in_progress",
+                            "content": [],
+                        },
                     },
                 )
                 for piece in _split(item.text, reply.chunks):
                     self._event(
                         "response.output_text.delta",
-                        {"item_id": item_id, "output_index": idx, "content_index": 0, "delta": piece},
+                        {
+                            "item_id": item_id,
+                            "output_index": idx,
+                            "content_index": 0,
+                            "delta": piece,
+                        },
                     )
                     if first_delta:
                         first_delta = False
@@ -592,7 +683,12 @@ class _Handler(BaseHTTPRequestHandler):
                         time.sleep(reply.chunk_delay)
                 self._event(
                     "response.output_text.done",
-                    {"item_id": item_id, "output_index": idx, "content_index": 0, "text": item.text},
+                    {
+                        "item_id": item_id,
+                        "output_index": idx,
+                        "content_index": 0,
+                        "text": item.text,
+                    },
                 )
                 done = {
                     "type": "message",
@@ -636,7 +732,10 @@ class _Handler(BaseHTTPRequestHandler):
             "output_tokens_details": {"reasoning_tokens": 5},
             "total_tokens": 150,
         }
-        self._event("response.completed", {"response": {**base, "status": "completed", "output": done_items, "usage": usage}})
+        self._event(
+            "response.completed",
+            {"response": {**base, "status": "completed", "output": done_items, "usage": usage}},
+        )
         self._chunk(b"")  # end of chunked body
 
 

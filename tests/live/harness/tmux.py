@@ -6,6 +6,7 @@ server the developer has open, and killing the server cleans up every process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
@@ -69,7 +70,16 @@ class Pane:
         return int(self._tmux("display-message", "-p", "-t", self.target, "#{pane_pid}").stdout)
 
     def kill(self) -> None:
+        path = self._tmux("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
         self._tmux("kill-server", check=False)
+        # kill-server leaves the socket file behind; remove ours once the server is gone
+        if path and os.path.basename(path) == self.socket:
+            for _ in range(50):
+                if self._tmux("list-sessions", check=False).returncode != 0:
+                    break
+                time.sleep(0.05)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def start(
@@ -93,8 +103,22 @@ def start(
     try:
         subprocess.run(
             [
-                "tmux", "-L", socket, "-f", conf, "new-session", "-d", "-s", socket,
-                "-x", str(width), "-y", str(height), "-c", cwd, command,
+                "tmux",
+                "-L",
+                socket,
+                "-f",
+                conf,
+                "new-session",
+                "-d",
+                "-s",
+                socket,
+                "-x",
+                str(width),
+                "-y",
+                str(height),
+                "-c",
+                cwd,
+                command,
             ],
             check=True,
             env=dict(env),

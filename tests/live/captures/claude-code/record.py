@@ -5,7 +5,8 @@
 Each scenario writes ``<this dir>/<scenario>/``:
 
 * ``transcript/…``      every file under ``~/.claude/projects/<slug>/`` (main + subagents)
-* ``hooks.jsonl``       one line per hook: ``{event, time, CLAUDE_PID, CLAUDE_CODE_SESSION_ID, payload}``
+* ``hooks.jsonl``       one line per hook:
+  ``{event, time, CLAUDE_PID, CLAUDE_CODE_SESSION_ID, payload}``
 * ``session-<checkpoint>.json``  ``~/.claude/sessions/<pid>.json`` at each checkpoint
   (``null`` when the file did not exist)
 * ``session-timeline.jsonl``  every observed change of the session file(s) (polled at 20 Hz)
@@ -19,7 +20,10 @@ Files are raw evidence; only ``notes.md`` is rewritten. If a transcript exceeds
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
 import shutil
 import sys
 import tempfile
@@ -50,7 +54,9 @@ class Capture:
         side_reply: api.Reply | None = None,
         routes: dict[str, list[api.Reply]] | None = None,
         router: Callable[[api.RecordedRequest], str | None] | None = None,
+        claude_json: dict[str, Any] | None = None,
     ) -> None:
+        self.claude_json = claude_json
         self.routes = routes
         self.router = router
         self.name = name
@@ -67,11 +73,16 @@ class Capture:
 
     # -- lifecycle
     def __enter__(self) -> Capture:
+        if self.out.is_dir():  # a capture is always one run: drop the previous one
+            shutil.rmtree(self.out)
         self.root = Path(tempfile.mkdtemp(prefix=f"cap-{self.name}-"))
-        self.h = claude.make_home(self.root)
+        self.h = claude.make_home(self.root, claude_json=self.claude_json)
         self.settings = claude.write_logging_hooks(self.h)
         self.srv = api.AnthropicServer(
-            self.scenario, side_reply=self.side_reply, routes=self.routes, router=self.router,
+            self.scenario,
+            side_reply=self.side_reply,
+            routes=self.routes,
+            router=self.router,
             log_path=str(self.root / "requests.jsonl"),
         ).start()
         self.timeline: list[dict[str, Any]] = []
@@ -83,10 +94,8 @@ class Capture:
         if exc is not None:
             self.note("EXCEPTION: " + "".join(traceback.format_exception_only(exc_type, exc)))
             if self.tui is not None:
-                try:
+                with contextlib.suppress(Exception):
                     self.note("screen at exception:\n" + self.tui.screen())
-                except Exception:  # noqa: BLE001
-                    pass
         try:
             if self.tui is not None:
                 self.tui.close()
@@ -111,14 +120,17 @@ class Capture:
                         continue
             for k in set(cur) | set(last):
                 a, b = last.get(k), cur.get(k)
-                key = lambda x: None if x is None else (  # noqa: E731
-                    x.get("status"), x.get("waitingFor"), x.get("sessionId"))
-                if key(a) != key(b):
-                    self.timeline.append({"time": time.time(), "file": k,
-                                          "status": None if b is None else b.get("status"),
-                                          "waitingFor": None if b is None else b.get("waitingFor"),
-                                          "sessionId": None if b is None else b.get("sessionId"),
-                                          "deleted": b is None})
+                if _state_key(a) != _state_key(b):
+                    self.timeline.append(
+                        {
+                            "time": time.time(),
+                            "file": k,
+                            "status": None if b is None else b.get("status"),
+                            "waitingFor": None if b is None else b.get("waitingFor"),
+                            "sessionId": None if b is None else b.get("sessionId"),
+                            "deleted": b is None,
+                        }
+                    )
             last = cur
             time.sleep(0.05)
 
@@ -128,23 +140,36 @@ class Capture:
 
     def start_tui(self, **kw: Any) -> claude.ClaudeTui:
         self.tui = claude.start_tui(
-            self.h, self.srv.url, permission_mode=self.permission_mode,
-            extra_args=["--settings", self.settings, *self.extra_args], **kw,
+            self.h,
+            self.srv.url,
+            permission_mode=self.permission_mode,
+            extra_args=["--settings", self.settings, *self.extra_args],
+            **kw,
         )
-        self.note("started TUI: claude " + (f"--permission-mode {self.permission_mode} "
-                                            if self.permission_mode else "")
-                  + "--settings <logging hooks> " + " ".join(self.extra_args))
+        self.note(
+            "started TUI: claude "
+            + (f"--permission-mode {self.permission_mode} " if self.permission_mode else "")
+            + "--settings <logging hooks> "
+            + " ".join(self.extra_args)
+        )
         self.tui.wait_ready()
         self.pids.add(self.tui.pid())
         self.checkpoint("ready")
         return self.tui
 
     def run_print(self, prompt: str, **kw: Any) -> Any:
-        self.note(f"run: claude -p {prompt!r} --permission-mode {self.permission_mode} "
-                  f"--settings <logging hooks> {' '.join(self.extra_args)}")
-        r = claude.run_print(prompt, home=self.h, server_url=self.srv.url,
-                             permission_mode=self.permission_mode,
-                             extra_args=["--settings", self.settings, *self.extra_args], **kw)
+        self.note(
+            f"run: claude -p {prompt!r} --permission-mode {self.permission_mode} "
+            f"--settings <logging hooks> {' '.join(self.extra_args)}"
+        )
+        r = claude.run_print(
+            prompt,
+            home=self.h,
+            server_url=self.srv.url,
+            permission_mode=self.permission_mode,
+            extra_args=["--settings", self.settings, *self.extra_args],
+            **kw,
+        )
         self.note(f"exit code {r.returncode}; stdout={r.stdout!r}; stderr={r.stderr[-500:]!r}")
         for rec in self.h.hooks():
             if rec.get("CLAUDE_PID", "").isdigit():
@@ -170,12 +195,17 @@ class Capture:
     def wait_hook(self, event: str, count: int = 1, **kw: Any) -> list[dict[str, Any]]:
         return claude.wait_hook(self.h, event, count=count, **kw)
 
-    def wait_status(self, status: str, waiting_for: str | None = None,
-                    timeout: float = 30) -> dict[str, Any]:
+    def wait_status(
+        self, status: str, waiting_for: str | None = None, timeout: float = 30
+    ) -> dict[str, Any]:
         assert self.tui
         return self.tui.wait_session(
-            lambda d: d.get("status") == status
-            and (waiting_for is None or d.get("waitingFor") == waiting_for), timeout)
+            lambda d: (
+                d.get("status") == status
+                and (waiting_for is None or d.get("waitingFor") == waiting_for)
+            ),
+            timeout,
+        )
 
     def checkpoint(self, name: str, note: str = "") -> None:
         snap: dict[str, Any] = {}
@@ -188,7 +218,9 @@ class Capture:
             data = self.h.read_session_file(pid) if pid is not None else None
             snap[str(pid)] = data
             suffix = "" if len(pids) == 1 else f".{pid}"
-            (self.out / f"session-{name}{suffix}.json").write_text(json.dumps(data, indent=2) + "\n")
+            (self.out / f"session-{name}{suffix}.json").write_text(
+                json.dumps(data, indent=2) + "\n"
+            )
         screen = ""
         if self.tui is not None:
             try:
@@ -198,8 +230,13 @@ class Capture:
             (self.out / f"screen-{name}.txt").write_text(screen)
         status = {k: (v or {}).get("status") for k, v in snap.items()}
         wf = {k: (v or {}).get("waitingFor") for k, v in snap.items()}
-        self.events.append((time.time(), f"CHECKPOINT {name}: session status={status} "
-                            f"waitingFor={wf}" + (f" — {note}" if note else ""),))
+        self.events.append(
+            (
+                time.time(),
+                f"CHECKPOINT {name}: session status={status} "
+                f"waitingFor={wf}" + (f" — {note}" if note else ""),
+            )
+        )
         if screen:
             self.events.append((time.time(), "screen:\n" + _trim_screen(screen)))
 
@@ -226,10 +263,17 @@ class Capture:
                     data = b"".join(kept)
                 dst.write_bytes(data)
         # subagent task outputs (under TMPDIR)
+        # (2.1.328 makes <agentId>.output a symlink to the subagent transcript: record
+        # where it points instead of copying the same bytes twice)
         for src in self.h.tmpdir.rglob("tasks/*.output") if self.h.tmpdir.is_dir() else []:
             dst = out / "task-output" / src.name
             dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
+            if src.is_symlink():
+                (dst.parent / (src.name + ".symlink.txt")).write_text(
+                    f"{src.relative_to(self.h.tmpdir)} -> {os.readlink(src)}\n"
+                )
+            else:
+                shutil.copyfile(src, dst)
         plans = self.h.claude_dir / "plans"
         if plans.is_dir():
             for src in plans.glob("*.md"):
@@ -252,8 +296,15 @@ class Capture:
             p = rec.get("payload") or {}
             extra = ""
             if isinstance(p, dict):
-                for k in ("source", "reason", "tool_name", "notification_type", "agent_id",
-                          "error", "trigger"):
+                for k in (
+                    "source",
+                    "reason",
+                    "tool_name",
+                    "notification_type",
+                    "agent_id",
+                    "error",
+                    "trigger",
+                ):
                     if p.get(k):
                         extra += f" {k}={p[k]}"
                 if p.get("hook_event_name") == "Stop":
@@ -262,23 +313,39 @@ class Capture:
                     extra += f" sid={p['session_id'][:8]}"
             rows.append((rec["time"], f"hook {rec['event']}{extra} (pid {rec.get('CLAUDE_PID')})"))
         for row in self.timeline:
-            rows.append((row["time"], f"sessions/{row['file']}: "
-                         + ("deleted" if row["deleted"] else
-                            f"status={row['status']} waitingFor={row['waitingFor']} "
-                            f"sid={(row['sessionId'] or '')[:8]}")))
+            rows.append(
+                (
+                    row["time"],
+                    f"sessions/{row['file']}: "
+                    + (
+                        "deleted"
+                        if row["deleted"]
+                        else f"status={row['status']} waitingFor={row['waitingFor']} "
+                        f"sid={(row['sessionId'] or '')[:8]}"
+                    ),
+                )
+            )
         for r in self.srv.requests:
             rows.append((r.time, f"server {r.method} {r.path} [{r.kind}] -> {r.reply}"))
         rows.sort(key=lambda x: x[0])
-        lines = [f"# {self.name}", "",
-                 "Claude Code 2.1.328 against harness/anthropic_server.py; recorded by "
-                 "`record.py`. Times are seconds since the capture started.", ""]
+        lines = [
+            f"# {self.name}",
+            "",
+            "Claude Code 2.1.328 against harness/anthropic_server.py; recorded by "
+            "`record.py`. Times are seconds since the capture started.",
+            "",
+        ]
         if failed:
-            lines += ["**The recording raised an exception (see the end of the timeline); "
-                      "files are what existed at that point.**", ""]
+            lines += [
+                "**The recording raised an exception (see the end of the timeline); "
+                "files are what existed at that point.**",
+                "",
+            ]
         if dropped:
             for name, n, size in dropped:
-                lines.append(f"* `{name}` was {size} bytes: {n} `api-request-shape` "
-                             "record(s) dropped.")
+                lines.append(
+                    f"* `{name}` was {size} bytes: {n} `api-request-shape` record(s) dropped."
+                )
             lines.append("")
         lines += ["## Timeline", "", "```"]
         for t, text in rows:
@@ -289,15 +356,19 @@ class Capture:
         (self.out / "notes.md").write_text(body)
 
 
+def _state_key(d: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    if d is None:
+        return None
+    return (d.get("status"), d.get("waitingFor"), d.get("sessionId"))
+
+
 def _trim_screen(s: str) -> str:
     lines = [ln.rstrip() for ln in s.splitlines()]
     out: list[str] = []
     for ln in lines:
         if not ln and out and not out[-1]:
             continue
-        if set(ln) <= {"─", "╌"} and ln:
-            ln = ln[:20] + "…"
-        out.append(ln)
+        out.append(ln[:20] + "…" if ln and set(ln) <= {"─", "╌"} else ln)
     return "\n".join(out).strip("\n")
 
 
@@ -313,27 +384,36 @@ def print_text() -> None:
 
 
 def print_bash_denied() -> None:
-    with Capture("print-bash-denied", [
-        api.tool_use("Bash", BASH_WRITE),
-        api.text("Could not write the file."),
-    ]) as c:
+    with Capture(
+        "print-bash-denied",
+        [
+            api.tool_use("Bash", BASH_WRITE),
+            api.text("Could not write the file."),
+        ],
+    ) as c:
         c.run_print("write hi to out.txt")
         c.checkpoint("after-exit")
 
 
 def tui_permission_approve() -> None:
-    with Capture("tui-permission-approve", [
-        api.tool_use("Bash", BASH_WRITE),
-        api.text("Done after tool."),
-    ]) as c:
+    with Capture(
+        "tui-permission-approve",
+        [
+            api.tool_use("Bash", BASH_WRITE),
+            api.text("Done after tool."),
+        ],
+    ) as c:
         c.start_tui()
         c.submit("write hi to out.txt")
         c.wait_screen("Do you want to proceed?")
         c.wait_hook("PermissionRequest")
         c.wait_status("waiting", "permission prompt")
         c.checkpoint("dialog-open")
-        c.wait_hook("Notification", where=lambda r: r["payload"].get("notification_type")
-                    == "permission_prompt", timeout=20)
+        c.wait_hook(
+            "Notification",
+            where=lambda r: r["payload"].get("notification_type") == "permission_prompt",
+            timeout=20,
+        )
         c.checkpoint("after-notification")
         c.press("Enter", why="option 1. Yes is preselected")
         c.wait_hook("Stop")
@@ -357,15 +437,17 @@ def tui_permission_deny() -> None:
 
 
 QUESTION = {
-    "questions": [{
-        "question": "Which color do you prefer?",
-        "header": "Color",
-        "options": [
-            {"label": "Red", "description": "A warm color"},
-            {"label": "Blue", "description": "A cool color"},
-        ],
-        "multiSelect": False,
-    }]
+    "questions": [
+        {
+            "question": "Which color do you prefer?",
+            "header": "Color",
+            "options": [
+                {"label": "Red", "description": "A warm color"},
+                {"label": "Blue", "description": "A cool color"},
+            ],
+            "multiSelect": False,
+        }
+    ]
 }
 
 
@@ -387,10 +469,13 @@ def _answer_question(c: Capture) -> None:
 
 
 def tui_question_answer() -> None:
-    with Capture("tui-question-answer", [
-        api.tool_use("AskUserQuestion", QUESTION),
-        api.text("You picked a color."),
-    ]) as c:
+    with Capture(
+        "tui-question-answer",
+        [
+            api.tool_use("AskUserQuestion", QUESTION),
+            api.text("You picked a color."),
+        ],
+    ) as c:
         c.start_tui()
         c.submit("ask me a color")
         c.wait_hook("PermissionRequest")
@@ -416,7 +501,9 @@ def tui_question_esc() -> None:
         c.checkpoint("dialog-open")
         c.press("Escape", why="dismiss the question")
         c.wait_status("idle")
-        c.wait_screen(lambda s: "Which color do you prefer?" not in s or "Interrupted" in s)
+        c.wait_screen(
+            lambda s: "Enter to select" not in s and any(m in s for m in claude.READY_MARKERS)
+        )
         time.sleep(1.0)
         c.checkpoint("after-esc")
 
@@ -425,15 +512,19 @@ PLAN = "# Plan\n\n1. Write `hi` to out.txt with echo.\n2. Report back."
 
 
 def tui_plan_approve() -> None:
-    with Capture("tui-plan-approve", [
-        api.tool_use("ExitPlanMode", {"plan": PLAN}),
-        api.text("Plan approved; starting."),
-    ], permission_mode="plan") as c:
+    with Capture(
+        "tui-plan-approve",
+        [
+            api.tool_use("ExitPlanMode", {"plan": PLAN}),
+            api.text("Plan approved; starting."),
+        ],
+        permission_mode="plan",
+    ) as c:
         c.start_tui()
         c.submit("plan writing hi to out.txt")
         c.wait_hook("PermissionRequest")
         c.wait_status("waiting")
-        c.wait_screen("Write `hi` to out.txt")
+        c.wait_screen("Exit plan mode?")
         time.sleep(0.3)
         c.checkpoint("dialog-open")
         c.press("Enter", why="option 1 preselected")
@@ -461,10 +552,16 @@ def tui_esc_streaming() -> None:
 
 
 def tui_esc_tool_running() -> None:
-    with Capture("tui-esc-tool-running", [
-        api.tool_use("Bash", {"command": "echo start && sleep 30 && echo end",
-                              "description": "Wait 30 seconds"}),
-    ], extra_args=["--allowedTools", "Bash"]) as c:
+    with Capture(
+        "tui-esc-tool-running",
+        [
+            api.tool_use(
+                "Bash",
+                {"command": "echo start && sleep 30 && echo end", "description": "Wait 30 seconds"},
+            ),
+        ],
+        extra_args=["--allowedTools", "Bash"],
+    ) as c:
         c.start_tui()
         c.submit("run the slow command")
         c.wait_hook("PreToolUse")
@@ -480,10 +577,13 @@ def tui_esc_tool_running() -> None:
 
 def tui_queued_prompt() -> None:
     slow = "".join(f"first answer line {i}\n" for i in range(12))
-    with Capture("tui-queued-prompt", [
-        api.slow_text(slow, delay=0.25, chunk_chars=10),
-        api.text("Second answer."),
-    ]) as c:
+    with Capture(
+        "tui-queued-prompt",
+        [
+            api.slow_text(slow, delay=0.25, chunk_chars=10),
+            api.text("Second answer."),
+        ],
+    ) as c:
         c.start_tui()
         c.submit("first prompt")
         c.srv.wait_main_requests(1)
@@ -520,14 +620,19 @@ def tui_clear() -> None:
         c.checkpoint("idle-2")
 
 
-SUMMARY = ("<analysis>The user asked one question.</analysis>\n"
-           "<summary>1. Primary Request: the user said hello.\n2. The assistant answered."
-           "</summary>")
+SUMMARY = (
+    "<analysis>The user asked one question.</analysis>\n"
+    "<summary>1. Primary Request: the user said hello.\n2. The assistant answered."
+    "</summary>"
+)
 
 
 def tui_compact() -> None:
-    with Capture("tui-compact", [api.text("First answer."), api.text(SUMMARY, label="summary")],
-                 side_reply=api.text(SUMMARY, label="side-summary")) as c:
+    with Capture(
+        "tui-compact",
+        [api.text("First answer."), api.text(SUMMARY, label="summary")],
+        side_reply=api.text(SUMMARY, label="side-summary"),
+    ) as c:
         c.start_tui()
         c.submit("hello")
         c.wait_hook("Stop")
@@ -562,14 +667,25 @@ def tui_subagent_permission() -> None:
             api.text("Agent launched; waiting for it."),
             api.text("The subagent finished."),
         ],
-        routes={"sub": [
-            api.Reply(content=[{"type": "tool_use", "id": "toolu_sub0000000000000000001",
-                                "name": "Bash",
-                                "input": {"command": "echo sub > sub.txt",
-                                          "description": "Write sub.txt"}}],
-                      first_delay=3.0),
-            api.text("Wrote sub.txt."),
-        ]},
+        routes={
+            "sub": [
+                api.Reply(
+                    content=[
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_sub0000000000000000001",
+                            "name": "Bash",
+                            "input": {
+                                "command": "echo sub > sub.txt",
+                                "description": "Write sub.txt",
+                            },
+                        }
+                    ],
+                    first_delay=3.0,
+                ),
+                api.text("Wrote sub.txt."),
+            ]
+        },
         router=_sub_router,
     ) as c:
         c.start_tui()
@@ -577,8 +693,9 @@ def tui_subagent_permission() -> None:
         c.wait_hook("SubagentStart")
         c.wait_hook("Stop")
         c.checkpoint("main-stopped")
-        c.wait_hook("PermissionRequest",
-                    where=lambda r: bool(r["payload"].get("agent_id")), timeout=30)
+        c.wait_hook(
+            "PermissionRequest", where=lambda r: bool(r["payload"].get("agent_id")), timeout=30
+        )
         c.wait_status("waiting")
         c.wait_screen("Do you want to proceed?")
         time.sleep(0.3)
@@ -592,17 +709,23 @@ def tui_subagent_permission() -> None:
 
 
 def print_api_error() -> None:
-    with Capture("print-api-error", [
-        api.error(400, message="scripted: prompt is invalid"),
-    ]) as c:
+    with Capture(
+        "print-api-error",
+        [
+            api.error(400, message="scripted: prompt is invalid", times=20),
+        ],
+    ) as c:
         c.run_print("trigger an error")
         c.checkpoint("after-exit")
 
 
 def tui_api_error() -> None:
-    with Capture("tui-api-error", [
-        api.error(500, message="scripted: internal failure", should_retry=False),
-    ]) as c:
+    with Capture(
+        "tui-api-error",
+        [
+            api.error(500, message="scripted: internal failure", should_retry=False, times=20),
+        ],
+    ) as c:
         c.start_tui()
         c.submit("trigger an error")
         c.wait_hook("StopFailure", timeout=60)
@@ -628,6 +751,134 @@ def tui_sigkill_idle() -> None:
             time.sleep(0.05)
         time.sleep(1.0)
         c.checkpoint("after-sigkill", note=f"pid alive: {claude.pid_alive(pid)}")
+
+
+def tui_idle_notification() -> None:
+    """idle_prompt with ``messageIdleNotifThresholdMs`` lowered to 3 s in ~/.claude.json."""
+    with Capture(
+        "tui-idle-notification",
+        [api.text("First answer.")],
+        claude_json={"messageIdleNotifThresholdMs": 3000},
+    ) as c:
+        c.start_tui()
+        c.submit("hello")
+        c.wait_hook("Stop")
+        c.wait_status("idle")
+        c.checkpoint("idle")
+        c.wait_hook(
+            "Notification",
+            where=lambda r: r["payload"].get("notification_type") == "idle_prompt",
+            timeout=30,
+        )
+        c.checkpoint("after-idle-notification")
+
+
+def tui_permission_no() -> None:
+    """Deny by choosing "4. No" (key ``4``) instead of Esc."""
+    with Capture("tui-permission-no", [api.tool_use("Bash", BASH_WRITE)]) as c:
+        c.start_tui()
+        c.submit("write hi to out.txt")
+        c.wait_screen("Do you want to proceed?")
+        c.wait_status("waiting", "permission prompt")
+        c.checkpoint("dialog-open")
+        # A digit key is not deterministic (once it only moved the cursor, once it
+        # confirmed at once): walk down with arrows, then confirm.
+        c.press("Down", "Down", "Down", why="move the cursor to 4. No")
+        c.wait_screen(lambda s: re.search(r"\u276f[ \u00a0]4\. No", s) is not None)
+        c.checkpoint("no-selected")
+        c.press("Enter", why="confirm 4. No")
+        c.wait_status("idle")
+        c.wait_screen(lambda s: "Do you want to proceed?" not in s)
+        time.sleep(1.0)
+        c.checkpoint("after-no")
+
+
+def tui_multi_block() -> None:
+    """One assistant message with text + two Bash tool_use blocks (both allowed)."""
+    with Capture(
+        "tui-multi-block",
+        [
+            api.blocks(
+                {"type": "text", "text": "I will run two commands."},
+                {
+                    "type": "tool_use",
+                    "name": "Bash",
+                    "input": {"command": "echo one", "description": "Print one"},
+                },
+                {
+                    "type": "tool_use",
+                    "name": "Bash",
+                    "input": {"command": "echo two", "description": "Print two"},
+                },
+            ),
+            api.text("Both commands ran."),
+        ],
+        extra_args=["--allowedTools", "Bash"],
+    ) as c:
+        c.start_tui()
+        c.submit("run two commands")
+        c.wait_hook("Stop")
+        c.wait_screen("Both commands ran.")
+        c.wait_status("idle")
+        time.sleep(0.5)
+        c.checkpoint("idle")
+
+
+def tui_exit_command() -> None:
+    """/exit after a turn: SessionEnd reason, session file removal, process exit."""
+    with Capture("tui-exit-command", [api.text("First answer.")]) as c:
+        tui = c.start_tui()
+        pid = tui.pid()
+        c.submit("hello")
+        c.wait_hook("Stop")
+        c.wait_status("idle")
+        c.checkpoint("idle")
+        c.submit("/exit")
+        c.wait_hook("SessionEnd")
+        deadline = time.time() + 10
+        while claude.pid_alive(pid) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        c.checkpoint("after-exit", note=f"pid alive: {claude.pid_alive(pid)}")
+
+
+def tui_subagent_foreground() -> None:
+    """Agent tool with run_in_background=false; the subagent asks for Bash permission."""
+    agent_input = {
+        "description": "Write sub.txt",
+        "prompt": f"{SUB_MARK}: run `echo sub > sub.txt` with Bash, then report.",
+        "subagent_type": "general-purpose",
+        "run_in_background": False,
+    }
+    with Capture(
+        "tui-subagent-foreground",
+        [api.tool_use("Agent", agent_input), api.text("The subagent finished.")],
+        routes={
+            "sub": [
+                api.tool_use(
+                    "Bash", {"command": "echo sub > sub.txt", "description": "Write sub.txt"}
+                ),
+                api.text("Wrote sub.txt."),
+            ]
+        },
+        router=_sub_router,
+    ) as c:
+        c.start_tui()
+        c.submit("run a subagent in the foreground")
+        c.wait_hook("SubagentStart")
+        c.wait_hook(
+            "PermissionRequest", where=lambda r: bool(r["payload"].get("agent_id")), timeout=30
+        )
+        c.wait_status("waiting")
+        c.wait_screen("Do you want to proceed?")
+        time.sleep(0.3)
+        c.checkpoint("subagent-dialog-open")
+        c.press("Enter", why="option 1. Yes")
+        c.wait_hook("SubagentStop", timeout=30)
+        c.wait_hook("Stop", where=lambda r: not r["payload"].get("background_tasks"), timeout=30)
+        c.wait_status("idle")
+        time.sleep(1.0)
+        c.checkpoint("idle")
 
 
 def main(argv: list[str]) -> None:
@@ -660,6 +911,11 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     "print-api-error": print_api_error,
     "tui-api-error": tui_api_error,
     "tui-sigkill-idle": tui_sigkill_idle,
+    "tui-idle-notification": tui_idle_notification,
+    "tui-permission-no": tui_permission_no,
+    "tui-multi-block": tui_multi_block,
+    "tui-exit-command": tui_exit_command,
+    "tui-subagent-foreground": tui_subagent_foreground,
 }
 
 if __name__ == "__main__":
