@@ -562,6 +562,8 @@ def hooks_list(
     Returns the entry for ``home.cwd``: ``{"cwd", "hooks": [{key, eventName, command,
     timeoutSec, currentHash, trustStatus, source, ...}], "warnings", "errors"}``.
     ``extra_args`` are passed to ``codex app-server`` (e.g. the ``-c hooks.…`` args).
+    ``codex app-server`` has no ``-p``: profile-file trust cannot be checked this way
+    (the process exits and this raises TimeoutError).
     """
     proc = subprocess.Popen(
         [str(CODEX_BIN), "app-server", *extra_args],
