@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
+
 from agentspool.adapters.seam import PendingDialog, TaskState
 
 

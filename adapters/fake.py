@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 import msgspec
+
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.compose import compose_chat

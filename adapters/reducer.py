@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
+
 from agentspool.adapters.events import (
     BackgroundFinished,
     Event,

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from typing import Any, ClassVar, Literal, Protocol
 
 import msgspec
+
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool.sweep import SweepReport
 

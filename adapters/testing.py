@@ -21,6 +21,7 @@ import os
 from typing import Protocol
 
 import pytest
+
 from agentspool.adapters import registry
 from agentspool.adapters.seam import Adapter
 from agentspool.errors import TranscriptGoneError

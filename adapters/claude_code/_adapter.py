@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import msgspec
+
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.claude_code import _lifecycle, _signals

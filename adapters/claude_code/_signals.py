@@ -10,6 +10,7 @@ import time
 from typing import Any, Literal
 
 import msgspec
+
 from agentspool.adapters import events as ev
 from agentspool.adapters._salvage import salvage
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for

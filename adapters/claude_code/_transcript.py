@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
+
 from agentspool.adapters import events as ev
 from agentspool.adapters.seam import DialogOption, DialogQuestion, Message, PendingDialog, Usage
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 import msgspec
+
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.codex import _lifecycle, _signals
@@ -106,8 +107,9 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
     if pending.kind == "question":
         if pending.dialog is None and pending.tool_use_id in parser.open_calls:
             _, arguments, _ = parser.open_calls[pending.tool_use_id]
-            return msgspec.structs.replace(pending, dialog=dialog_for(pending.tool_use_id,
-                                                                      arguments))
+            return msgspec.structs.replace(
+                pending, dialog=dialog_for(pending.tool_use_id, arguments)
+            )
         return pending
     if pending.tool_use_id:
         return pending
@@ -133,8 +135,9 @@ class Codex:
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         return signature.spool_sig(run_id, runtime_dir)
 
-    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
-              ) -> sweep.SweepReport:
+    def sweep(
+        self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
+    ) -> sweep.SweepReport:
         return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
 
     # -- reading ---------------------------------------------------------------------
@@ -176,7 +179,11 @@ class Codex:
             view = self._rollouts[key] = _RolloutView(run_id, transcript_path)
         view.read(spool)
         parser = view.parser
-        return compose_chat(view.merger.state(), parser.messages,
-                            transcript_id=parser.thread_id, transcript_path=transcript_path,
-                            usage=parser.usage,
-                            complete_pending=lambda p: _complete(p, parser))
+        return compose_chat(
+            view.merger.state(),
+            parser.messages,
+            transcript_id=parser.thread_id,
+            transcript_path=transcript_path,
+            usage=parser.usage,
+            complete_pending=lambda p: _complete(p, parser),
+        )

@@ -27,18 +27,31 @@ class Kit:
 
     def _line(self, kind: str, payload: dict[str, Any]) -> str:
         self._clock += 0.5
-        line = {"timestamp": _stamp(self._clock), "ordinal": self._ordinal, "type": kind,
-                "payload": payload}
+        line = {
+            "timestamp": _stamp(self._clock),
+            "ordinal": self._ordinal,
+            "type": kind,
+            "payload": payload,
+        }
         self._ordinal += 1
         return json.dumps(line) + "\n"
 
     def transcript(self, directory: str, turns: int) -> str:
-        path = os.path.join(directory, "sessions", "2026", "11", "29",
-                            f"rollout-2026-11-29T23-52-40-{THREAD}.jsonl")
+        path = os.path.join(
+            directory, "sessions", "2026", "11", "29", f"rollout-2026-11-29T23-52-40-{THREAD}.jsonl"
+        )
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        meta = {"session_id": THREAD, "id": THREAD, "timestamp": _stamp(self._clock),
-                "cwd": "/work", "originator": "codex_exec", "cli_version": "0.169.0",
-                "source": "exec", "thread_source": "user", "model_provider": "local"}
+        meta = {
+            "session_id": THREAD,
+            "id": THREAD,
+            "timestamp": _stamp(self._clock),
+            "cwd": "/work",
+            "originator": "codex_exec",
+            "cli_version": "0.169.0",
+            "source": "exec",
+            "thread_source": "user",
+            "model_provider": "local",
+        }
         with open(path, "w") as fh:
             fh.write(self._line("session_meta", meta))
         for _ in range(turns):
@@ -48,45 +61,117 @@ class Kit:
     def append_turn(self, path: str) -> bytes:
         turn = str(uuid.uuid4())
         meta = {"internal_chat_message_metadata_passthrough": {"turn_id": turn}}
-        data = "".join([
-            self._line("event_msg", {"type": "task_started", "turn_id": turn,
-                                     "root_turn_id": turn, "collaboration_mode_kind": "default"}),
-            self._line("turn_context", {"turn_id": turn, "root_turn_id": turn, "cwd": "/work",
-                                        "approval_policy": "never"}),
-            self._line("response_item", {"type": "message", "id": f"msg_u_{turn}", "role": "user",
-                                         "content": [{"type": "input_text", "text": "say hi"}],
-                                         **meta}),
-            self._line("response_item", {"type": "message", "id": f"msg_a_{turn}",
-                                         "status": "completed", "role": "assistant",
-                                         "content": [{"type": "output_text", "text": "hi"}],
-                                         **meta}),
-            self._line("token_usage_record", {
-                "thread_id": THREAD, "turn_id": turn, "session_id": THREAD,
-                "root_turn_id": turn, "response_id": f"resp_{turn}",
-                "usage": {"input_tokens": 120, "cached_input_tokens": 20,
-                          "cache_write_input_tokens": 0, "output_tokens": 30,
-                          "reasoning_output_tokens": 5, "total_tokens": 150}}),
-            self._line("event_msg", {"type": "task_complete", "turn_id": turn,
-                                     "root_turn_id": turn, "last_agent_message": "hi"}),
-        ]).encode()
+        data = "".join(
+            [
+                self._line(
+                    "event_msg",
+                    {
+                        "type": "task_started",
+                        "turn_id": turn,
+                        "root_turn_id": turn,
+                        "collaboration_mode_kind": "default",
+                    },
+                ),
+                self._line(
+                    "turn_context",
+                    {
+                        "turn_id": turn,
+                        "root_turn_id": turn,
+                        "cwd": "/work",
+                        "approval_policy": "never",
+                    },
+                ),
+                self._line(
+                    "response_item",
+                    {
+                        "type": "message",
+                        "id": f"msg_u_{turn}",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": "say hi"}],
+                        **meta,
+                    },
+                ),
+                self._line(
+                    "response_item",
+                    {
+                        "type": "message",
+                        "id": f"msg_a_{turn}",
+                        "status": "completed",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "hi"}],
+                        **meta,
+                    },
+                ),
+                self._line(
+                    "token_usage_record",
+                    {
+                        "thread_id": THREAD,
+                        "turn_id": turn,
+                        "session_id": THREAD,
+                        "root_turn_id": turn,
+                        "response_id": f"resp_{turn}",
+                        "usage": {
+                            "input_tokens": 120,
+                            "cached_input_tokens": 20,
+                            "cache_write_input_tokens": 0,
+                            "output_tokens": 30,
+                            "reasoning_output_tokens": 5,
+                            "total_tokens": 150,
+                        },
+                    },
+                ),
+                self._line(
+                    "event_msg",
+                    {
+                        "type": "task_complete",
+                        "turn_id": turn,
+                        "root_turn_id": turn,
+                        "last_agent_message": "hi",
+                    },
+                ),
+            ]
+        ).encode()
         with open(path, "ab") as fh:
             fh.write(data)
         return data
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         turn = str(uuid.uuid4())
-        common = {"session_id": THREAD, "turn_id": turn, "transcript_path": transcript_path,
-                  "cwd": "/work", "model": "gpt-5-codex", "permission_mode": "default"}
+        common = {
+            "session_id": THREAD,
+            "turn_id": turn,
+            "transcript_path": transcript_path,
+            "cwd": "/work",
+            "model": "gpt-5-codex",
+            "permission_mode": "default",
+        }
         hooks = [
-            ("UserPromptSubmit", {**common, "hook_event_name": "UserPromptSubmit",
-                                  "prompt": "touch a file"}),
-            ("PreToolUse", {**common, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                            "tool_input": {"command": "touch approved.txt"},
-                            "tool_use_id": "call_kit"}),
-            ("PermissionRequest", {**common, "hook_event_name": "PermissionRequest",
-                                   "tool_name": "Bash",
-                                   "tool_input": {"command": "touch approved.txt",
-                                                  "description": "needs escalation"}}),
+            (
+                "UserPromptSubmit",
+                {**common, "hook_event_name": "UserPromptSubmit", "prompt": "touch a file"},
+            ),
+            (
+                "PreToolUse",
+                {
+                    **common,
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "touch approved.txt"},
+                    "tool_use_id": "call_kit",
+                },
+            ),
+            (
+                "PermissionRequest",
+                {
+                    **common,
+                    "hook_event_name": "PermissionRequest",
+                    "tool_name": "Bash",
+                    "tool_input": {
+                        "command": "touch approved.txt",
+                        "description": "needs escalation",
+                    },
+                },
+            ),
         ]
         fd = open_run_dir(run_dir(runtime_dir, run_id))
         try:

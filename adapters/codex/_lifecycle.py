@@ -77,8 +77,14 @@ def trusted_hash(event: str) -> str:
     timeout = CLAMPED_TIMEOUT.get(event, DEFAULT_TIMEOUT)
     group = {
         "event_name": snake(event),
-        "hooks": [{"async": False, "command": hook_command("codex", event),
-                   "timeout": timeout, "type": "command"}],
+        "hooks": [
+            {
+                "async": False,
+                "command": hook_command("codex", event),
+                "timeout": timeout,
+                "type": "command",
+            }
+        ],
     }
     text = json.dumps(group, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
@@ -164,8 +170,9 @@ def untrust(home: str | None = None) -> bool:
     return True
 
 
-def setup(run_id: str, runtime_dir: str, *, trust_mode: Trust = "bypass",
-          home: str | None = None) -> Spawn:
+def setup(
+    run_id: str, runtime_dir: str, *, trust_mode: Trust = "bypass", home: str | None = None
+) -> Spawn:
     runtime_dir = runtime_dir or default_runtime_dir()
     run_dir = ensure_run_dir(runtime_dir, run_id)
     args = hook_args()

@@ -26,18 +26,31 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 import msgspec
+
 from agentspool.adapters import events as ev
 from agentspool.adapters.seam import DialogOption, DialogQuestion, Message, PendingDialog, Usage
 from agentspool.errors import AgentspoolError, TranscriptGoneError
 
 QUESTION_TOOL = "request_user_input"
 PRESENTATION = {
-    "exec_command": "shell", "write_stdin": "shell", "shell": "shell", "local_shell": "shell",
-    "shell_command": "shell", "apply_patch": "edit", "view_image": "read",
-    "web_search": "web", "request_user_input": "question", "update_plan": "plan",
-    "spawn_agent": "agent", "wait_agent": "agent", "send_input": "agent",
-    "close_agent": "agent", "resume_agent": "agent",
-    "get_goal": "todo", "create_goal": "todo", "update_goal": "todo",
+    "exec_command": "shell",
+    "write_stdin": "shell",
+    "shell": "shell",
+    "local_shell": "shell",
+    "shell_command": "shell",
+    "apply_patch": "edit",
+    "view_image": "read",
+    "web_search": "web",
+    "request_user_input": "question",
+    "update_plan": "plan",
+    "spawn_agent": "agent",
+    "wait_agent": "agent",
+    "send_input": "agent",
+    "close_agent": "agent",
+    "resume_agent": "agent",
+    "get_goal": "todo",
+    "create_goal": "todo",
+    "update_goal": "todo",
 }
 # Records Codex writes for its own bookkeeping; known, never conversation.
 BOOKKEEPING = frozenset({"turn_context", "world_state"})
@@ -52,6 +65,7 @@ def presentation(name: str, namespace: str = "") -> str:
 
 
 # -- views: only the fields read here ------------------------------------------------
+
 
 class _Envelope(msgspec.Struct):
     timestamp: str = ""
@@ -187,8 +201,9 @@ def _output_text(output: Any) -> str:
     if isinstance(output, str):
         return output
     if isinstance(output, list):
-        return "\n".join(str(p.get("text", "")) for p in output
-                         if isinstance(p, dict) and p.get("text"))
+        return "\n".join(
+            str(p.get("text", "")) for p in output if isinstance(p, dict) and p.get("text")
+        )
     if isinstance(output, dict):
         return str(output.get("content", "") or output.get("text", ""))
     return "" if output is None else str(output)
@@ -214,15 +229,26 @@ def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
             continue
         options = [
             DialogOption(label=str(o.get("label", "")), description=str(o.get("description", "")))
-            for o in q.get("options") or [] if isinstance(o, dict)
+            for o in q.get("options") or []
+            if isinstance(o, dict)
         ]
-        questions.append(DialogQuestion(prompt=str(q.get("question", "")),
-                                        header=str(q.get("header", "")), options=options,
-                                        multi_select=bool(q.get("multiSelect", False))))
+        questions.append(
+            DialogQuestion(
+                prompt=str(q.get("question", "")),
+                header=str(q.get("header", "")),
+                options=options,
+                multi_select=bool(q.get("multiSelect", False)),
+            )
+        )
     first = questions[0] if questions else DialogQuestion(prompt="")
-    return PendingDialog(kind="question", tool_use_id=tool_use_id, prompt=first.prompt,
-                         options=first.options, multi_select=first.multi_select,
-                         questions=questions)
+    return PendingDialog(
+        kind="question",
+        tool_use_id=tool_use_id,
+        prompt=first.prompt,
+        options=first.options,
+        multi_select=first.multi_select,
+        questions=questions,
+    )
 
 
 class RolloutParser:
@@ -266,8 +292,11 @@ class RolloutParser:
             self.corrupt += 1
 
     def _base(self, line: _Envelope, source: str) -> dict[str, Any]:
-        return {"at": seconds(line.timestamp), "source": f"transcript:{source}",
-                "epoch": self.thread_id}
+        return {
+            "at": seconds(line.timestamp),
+            "source": f"transcript:{source}",
+            "epoch": self.thread_id,
+        }
 
     def _add(self, line: _Envelope, **fields: Any) -> Message:
         fields.setdefault("timestamp", line.timestamp)
@@ -292,8 +321,12 @@ class RolloutParser:
         if subagent or meta.thread_source == "subagent" or self.parent_thread_id:
             self.agent_id = self.thread_id
             self.nickname = meta.agent_nickname or ""
-        self.events.append(ev.SessionStarted(how="subagent" if self.agent_id else "transcript",
-                                             **self._base(line, "session_meta")))
+        self.events.append(
+            ev.SessionStarted(
+                how="subagent" if self.agent_id else "transcript",
+                **self._base(line, "session_meta"),
+            )
+        )
 
     def _bookkeeping(self, line: _Envelope) -> None:
         return
@@ -311,13 +344,19 @@ class RolloutParser:
             self._output(line, item, turn)
         elif kind == "reasoning":
             text = _text(item.summary) or _text(item.content)
-            self._add(line, id=item.id or self._fallback_id(line), kind="thinking",
-                      role="assistant", text=text)
+            self._add(
+                line,
+                id=item.id or self._fallback_id(line),
+                kind="thinking",
+                role="assistant",
+                text=text,
+            )
         else:
             self.unknown += 1
 
-    def _message(self, line: _Envelope, item: _ResponseItem,
-                 passthrough: _Passthrough | None) -> None:
+    def _message(
+        self, line: _Envelope, item: _ResponseItem, passthrough: _Passthrough | None
+    ) -> None:
         text = _text(item.content)
         mid = item.id or self._fallback_id(line)
         kinds = passthrough.content_item_kinds if passthrough else []
@@ -325,15 +364,23 @@ class RolloutParser:
         if item.role == "user":
             if "generic.turn_aborted" in kinds or stripped.startswith("<turn_aborted>"):
                 self._add(line, id=mid, kind="interrupt", role="user", text=text, is_meta=True)
-            elif ("multi_agent.subagent_notification" in kinds
-                  or stripped.startswith("<subagent_notification>")):
+            elif "multi_agent.subagent_notification" in kinds or stripped.startswith(
+                "<subagent_notification>"
+            ):
                 self._add(line, id=mid, kind="subagent", role="user", text=text, is_meta=True)
             elif "user.text" in kinds or (not kinds and not stripped.startswith("<")):
                 self._add(line, id=mid, kind="text", role="user", text=text)
             else:
                 # Context Codex injects for the model (environment, instructions).
-                self._add(line, id=mid, kind="text", role="user", text=text,
-                          visibility="hidden", is_meta=True)
+                self._add(
+                    line,
+                    id=mid,
+                    kind="text",
+                    role="user",
+                    text=text,
+                    visibility="hidden",
+                    is_meta=True,
+                )
         elif item.role == "assistant":
             compaction = False
             if line.metadata:
@@ -341,13 +388,27 @@ class RolloutParser:
             if compaction:
                 # The summary the model wrote; the ``compacted`` record that follows
                 # carries it to the reader as the summary message.
-                self._add(line, id=mid, kind="summary", role="assistant", text=text,
-                          visibility="hidden", is_meta=True)
+                self._add(
+                    line,
+                    id=mid,
+                    kind="summary",
+                    role="assistant",
+                    text=text,
+                    visibility="hidden",
+                    is_meta=True,
+                )
             else:
                 self._add(line, id=mid, kind="text", role="assistant", text=text)
         else:  # developer / system instructions
-            self._add(line, id=mid, kind="text", role="system", text=text,
-                      visibility="hidden", is_meta=True)
+            self._add(
+                line,
+                id=mid,
+                kind="text",
+                role="system",
+                text=text,
+                visibility="hidden",
+                is_meta=True,
+            )
 
     def _call(self, line: _Envelope, item: _ResponseItem, turn: str) -> None:
         name = item.name or item.type
@@ -355,30 +416,53 @@ class RolloutParser:
         arguments = arguments_of(item.arguments if item.arguments is not None else item.input)
         self.open_calls[call_id] = (name, arguments, turn)
         self._names[call_id] = name
-        self._add(line, id=item.id or f"call:{call_id}", kind="tool_call", role="assistant",
-                  tool_name=name, tool_use_id=call_id, tool_input=arguments,
-                  presentation=presentation(name, item.namespace or ""))
+        self._add(
+            line,
+            id=item.id or f"call:{call_id}",
+            kind="tool_call",
+            role="assistant",
+            tool_name=name,
+            tool_use_id=call_id,
+            tool_input=arguments,
+            presentation=presentation(name, item.namespace or ""),
+        )
         base = self._base(line, item.type)
-        self.events.append(ev.ToolStarted(turn_id=turn, tool_use_id=call_id, tool_name=name,
-                                          **base))
+        self.events.append(
+            ev.ToolStarted(turn_id=turn, tool_use_id=call_id, tool_name=name, **base)
+        )
         if name == QUESTION_TOOL:
             # The call's execution *is* the question form: while it has no output the
             # form is on screen (research §3c). Refused at once in Default mode, where
             # its output follows within milliseconds and resolves it.
-            self.events.append(ev.InputRequested(
-                turn_id=turn, kind="question", tool_use_id=call_id, tool_name=name,
-                tool_input=arguments, dialog=dialog_for(call_id, arguments), **base))
+            self.events.append(
+                ev.InputRequested(
+                    turn_id=turn,
+                    kind="question",
+                    tool_use_id=call_id,
+                    tool_name=name,
+                    tool_input=arguments,
+                    dialog=dialog_for(call_id, arguments),
+                    **base,
+                )
+            )
 
     def _output(self, line: _Envelope, item: _ResponseItem, turn: str) -> None:
         call_id = item.call_id
         opened = self.open_calls.pop(call_id, None)
         if opened is not None:
             turn = opened[2] or turn
-        self._add(line, id=item.id or f"output:{call_id}", kind="tool_result", role="tool",
-                  text=_output_text(item.output), tool_name=self._names.get(call_id, ""),
-                  tool_use_id=call_id)
-        self.events.append(ev.ToolFinished(turn_id=turn, tool_use_id=call_id,
-                                           **self._base(line, item.type)))
+        self._add(
+            line,
+            id=item.id or f"output:{call_id}",
+            kind="tool_result",
+            role="tool",
+            text=_output_text(item.output),
+            tool_name=self._names.get(call_id, ""),
+            tool_use_id=call_id,
+        )
+        self.events.append(
+            ev.ToolFinished(turn_id=turn, tool_use_id=call_id, **self._base(line, item.type))
+        )
 
     def _event_msg(self, line: _Envelope) -> None:
         msg = _event_msg(line.payload)
@@ -386,21 +470,37 @@ class RolloutParser:
         if kind == "task_started":
             if msg.turn_id:
                 self.turn = msg.turn_id
-                self.events.append(ev.TurnStarted(turn_id=msg.turn_id,
-                                                  **self._base(line, "task_started")))
+                self.events.append(
+                    ev.TurnStarted(turn_id=msg.turn_id, **self._base(line, "task_started"))
+                )
         elif kind == "task_complete":
             turn = msg.turn_id or self.turn
             if msg.error is not None:
-                self._add(line, id=f"error:{turn}", kind="error", role="system",
-                          text=msg.error.message, is_error=True)
-            self.events.append(ev.TurnStopped(
-                turn_id=turn, outcome="failed" if msg.error is not None else "completed",
-                **self._base(line, "task_complete" + ("(error)" if msg.error else ""))))
+                self._add(
+                    line,
+                    id=f"error:{turn}",
+                    kind="error",
+                    role="system",
+                    text=msg.error.message,
+                    is_error=True,
+                )
+            self.events.append(
+                ev.TurnStopped(
+                    turn_id=turn,
+                    outcome="failed" if msg.error is not None else "completed",
+                    **self._base(line, "task_complete" + ("(error)" if msg.error else "")),
+                )
+            )
         elif kind == "turn_aborted":
-            self.events.append(ev.TurnStopped(
-                turn_id=msg.turn_id or self.turn, outcome="interrupted",
-                **self._base(line, f"turn_aborted({msg.reason})" if msg.reason
-                             else "turn_aborted")))
+            self.events.append(
+                ev.TurnStopped(
+                    turn_id=msg.turn_id or self.turn,
+                    outcome="interrupted",
+                    **self._base(
+                        line, f"turn_aborted({msg.reason})" if msg.reason else "turn_aborted"
+                    ),
+                )
+            )
         elif kind == "item_completed":
             if msg.item:
                 self._item_completed(line, _item(msg.item))
@@ -418,10 +518,18 @@ class RolloutParser:
                 continue
             self.subagents[child] = item.id
             nickname = nicknames.get(child, "")
-            self._add(line, id=f"subagent:{child}", kind="subagent", role="system",
-                      text=item.prompt or nickname, tool_name="spawn_agent",
-                      tool_use_id=item.id, parent_id=item.id, agent_id=child,
-                      presentation="agent")
+            self._add(
+                line,
+                id=f"subagent:{child}",
+                kind="subagent",
+                role="system",
+                text=item.prompt or nickname,
+                tool_name="spawn_agent",
+                tool_use_id=item.id,
+                parent_id=item.id,
+                agent_id=child,
+                presentation="agent",
+            )
 
     def _token_usage(self, line: _Envelope) -> None:
         record = _usage_record(line.payload)
@@ -435,14 +543,24 @@ class RolloutParser:
         # Codex's input_tokens already includes the cached part (the API's
         # input_tokens, with input_tokens_details.cached_tokens beside it): nothing
         # to fold, the cached count is recorded as the part of it that hit the cache.
-        self.usage.add(Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-                             cached_input_tokens=u.cached_input_tokens,
-                             reasoning_tokens=u.reasoning_output_tokens))
+        self.usage.add(
+            Usage(
+                input_tokens=u.input_tokens,
+                output_tokens=u.output_tokens,
+                cached_input_tokens=u.cached_input_tokens,
+                reasoning_tokens=u.reasoning_output_tokens,
+            )
+        )
 
     def _compacted(self, line: _Envelope) -> None:
         record = _compacted(line.payload)
-        self._add(line, id=f"compacted:{self._fallback_id(line)}", kind="summary",
-                  role="system", text=record.message or "")
+        self._add(
+            line,
+            id=f"compacted:{self._fallback_id(line)}",
+            kind="summary",
+            role="system",
+            text=record.message or "",
+        )
 
     def _retained(self, line: _Envelope) -> None:
         record = _retained(line.payload)
@@ -454,9 +572,16 @@ class RolloutParser:
             if isinstance(answer, list):
                 answer = ", ".join(str(a) for a in answer)
             lines.append(f"{qa.question.splitlines()[0] if qa.question else ''}: {answer}")
-        self._add(line, id=f"answer:{record.call_id}", kind="text", role="user",
-                  text="\n".join(lines), tool_name=QUESTION_TOOL, tool_use_id=record.call_id,
-                  presentation="question")
+        self._add(
+            line,
+            id=f"answer:{record.call_id}",
+            kind="text",
+            role="user",
+            text="\n".join(lines),
+            tool_name=QUESTION_TOOL,
+            tool_use_id=record.call_id,
+            presentation="question",
+        )
 
     _HANDLERS: ClassVar[dict[str, Callable[[RolloutParser, _Envelope], None]]] = {
         "session_meta": _session_meta,
@@ -481,8 +606,10 @@ def thread_id_from_path(path: str) -> str:
 
 class CompressedRolloutError(AgentspoolError, RuntimeError):
     def __init__(self, path: str) -> None:
-        super().__init__(f"{path}: reading a compressed rollout needs the optional "
-                         "'zstandard' package (pip install 'agentspool[zstd]')")
+        super().__init__(
+            f"{path}: reading a compressed rollout needs the optional "
+            "'zstandard' package (pip install 'agentspool[zstd]')"
+        )
         self.path = path
 
 
@@ -492,8 +619,13 @@ class ZstFollower:
 
     CHUNK = 1 << 20
 
-    def __init__(self, path: str, on_line: Callable[[bytes], None],
-                 reset: Callable[[], None], run_id: str = "") -> None:
+    def __init__(
+        self,
+        path: str,
+        on_line: Callable[[bytes], None],
+        reset: Callable[[], None],
+        run_id: str = "",
+    ) -> None:
         self.path = path
         self._on_line = on_line
         self._reset = reset

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+
 from agentspool.adapters import events as ev
 from agentspool.adapters._salvage import salvage
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
@@ -41,8 +42,19 @@ class HookPayload(msgspec.Struct):
 
 
 _decode_payload = msgspec.json.Decoder(HookPayload).decode
-_SALVAGE_KEYS = frozenset({"session_id", "transcript_path", "turn_id", "tool_name",
-                           "tool_use_id", "agent_id", "source", "reason", "trigger"})
+_SALVAGE_KEYS = frozenset(
+    {
+        "session_id",
+        "transcript_path",
+        "turn_id",
+        "tool_name",
+        "tool_use_id",
+        "agent_id",
+        "source",
+        "reason",
+        "trigger",
+    }
+)
 
 
 def decode(record: SpoolRecord) -> HookPayload | None:
@@ -96,8 +108,11 @@ class HookTranslator:
             self.transcript_path = hook.transcript_path
         agent = hook.agent_id
         turn = hook.turn_id
-        base: dict[str, Any] = {"at": record.wall_ns / 1e9, "source": f"hook:{name}",
-                                "epoch": agent or hook.session_id}
+        base: dict[str, Any] = {
+            "at": record.wall_ns / 1e9,
+            "source": f"hook:{name}",
+            "epoch": agent or hook.session_id,
+        }
         out: list[ev.Event] = []
         if name == "SessionStart":
             out.append(ev.SessionStarted(how=hook.source or "startup", **base))
@@ -118,23 +133,49 @@ class HookTranslator:
                 if asked is not None:
                     out.append(ev.InputResolved(tool_use_id=asked, **base))
         elif name == "PreToolUse":
-            self._calls.append(_Call(turn=turn, agent=agent, tool_use_id=hook.tool_use_id,
-                                     name=hook.tool_name, command=_command(hook.tool_input)))
-            out.append(ev.ToolStarted(turn_id=turn, tool_use_id=hook.tool_use_id,
-                                      tool_name=hook.tool_name, **base))
+            self._calls.append(
+                _Call(
+                    turn=turn,
+                    agent=agent,
+                    tool_use_id=hook.tool_use_id,
+                    name=hook.tool_name,
+                    command=_command(hook.tool_input),
+                )
+            )
+            out.append(
+                ev.ToolStarted(
+                    turn_id=turn, tool_use_id=hook.tool_use_id, tool_name=hook.tool_name, **base
+                )
+            )
             if hook.tool_name == QUESTION_TOOL:
                 tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
-                out.append(ev.InputRequested(
-                    turn_id=turn, kind="question", tool_use_id=hook.tool_use_id,
-                    tool_name=hook.tool_name, tool_input=tool_input, agent_id=agent,
-                    dialog=dialog_for(hook.tool_use_id, tool_input), **base))
+                out.append(
+                    ev.InputRequested(
+                        turn_id=turn,
+                        kind="question",
+                        tool_use_id=hook.tool_use_id,
+                        tool_name=hook.tool_name,
+                        tool_input=tool_input,
+                        agent_id=agent,
+                        dialog=dialog_for(hook.tool_use_id, tool_input),
+                        **base,
+                    )
+                )
         elif name == "PermissionRequest":
             tool_use_id = self._match(hook)
             self._approvals[(agent, turn)] = tool_use_id
             tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
-            out.append(ev.InputRequested(turn_id=turn, kind="approval", tool_use_id=tool_use_id,
-                                         tool_name=hook.tool_name, tool_input=tool_input,
-                                         agent_id=agent, **base))
+            out.append(
+                ev.InputRequested(
+                    turn_id=turn,
+                    kind="approval",
+                    tool_use_id=tool_use_id,
+                    tool_name=hook.tool_name,
+                    tool_input=tool_input,
+                    agent_id=agent,
+                    **base,
+                )
+            )
         elif name == "PostToolUse":
             self._calls = [c for c in self._calls if c.tool_use_id != hook.tool_use_id]
             if self._approvals.get((agent, turn)) == hook.tool_use_id:
@@ -143,9 +184,13 @@ class HookTranslator:
             out.append(ev.InputResolved(tool_use_id=hook.tool_use_id, **base))
         elif name in ("Stop", "SubagentStop", "Interrupt"):
             self._forget(agent, turn)
-            out.append(ev.TurnStopped(
-                turn_id=turn, outcome="interrupted" if name == "Interrupt" else "completed",
-                **base))
+            out.append(
+                ev.TurnStopped(
+                    turn_id=turn,
+                    outcome="interrupted" if name == "Interrupt" else "completed",
+                    **base,
+                )
+            )
         elif name == "PostCompact":
             if hook.trigger == "manual" and turn:
                 # A manual /compact is a turn of its own that ends right after this,
@@ -162,8 +207,11 @@ class HookTranslator:
 
     def _match(self, hook: HookPayload) -> str:
         command = _command(hook.tool_input)
-        same = [c for c in reversed(self._calls) if c.name == hook.tool_name
-                and (c.agent, c.turn) == (hook.agent_id, hook.turn_id)]
+        same = [
+            c
+            for c in reversed(self._calls)
+            if c.name == hook.tool_name and (c.agent, c.turn) == (hook.agent_id, hook.turn_id)
+        ]
         exact = [c for c in same if not command or c.command == command]
         found = exact or same
         return found[0].tool_use_id if found else ""

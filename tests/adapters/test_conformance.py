@@ -1,6 +1,7 @@
 """Tier 1: every registered adapter, plus the fake, meets the shipped contract suite."""
 
 import pytest
+
 from agentspool.adapters.testing import AdapterConformance, enrolled
 
 

@@ -3,11 +3,12 @@ real Claude Code CLI), plus its algebraic properties."""
 
 import msgspec
 import pytest
-from agentspool.adapters import events as ev
-from agentspool.adapters import reducer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from replay import claude_captures, claude_events
+
+from agentspool.adapters import events as ev
+from agentspool.adapters import reducer
 
 # capture → (state, activity) after all of its evidence. Each row is what the real CLI
 # showed at the end of the capture (see its notes.md).

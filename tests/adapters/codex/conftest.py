@@ -19,6 +19,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+
 from agentspool.adapters.codex import Codex
 from agentspool.adapters.seam import Chat
 from agentspool.spool import write
@@ -46,7 +47,8 @@ class Replay:
             lines = path.read_bytes().splitlines(keepends=True)
             self.rollouts[path.name] = [(_stamp(line), line) for line in lines if line.strip()]
         self.hooks: list[dict[str, Any]] = [
-            json.loads(line) for line in (self.dir / "hooks.jsonl").read_text().splitlines()
+            json.loads(line)
+            for line in (self.dir / "hooks.jsonl").read_text().splitlines()
             if line.strip()
         ]
         self._written: dict[str, int] = dict.fromkeys(self.rollouts, 0)
@@ -62,15 +64,19 @@ class Replay:
         return self.path(sorted(self.rollouts)[index])
 
     def hook_times(self, event: str, **match: str) -> list[float]:
-        return [h["time"] for h in self.hooks if h["event"] == event
-                and all(h["payload"].get(k) == v for k, v in match.items())]
+        return [
+            h["time"]
+            for h in self.hooks
+            if h["event"] == event and all(h["payload"].get(k) == v for k, v in match.items())
+        ]
 
     def hook_time(self, event: str, nth: int = 0, **match: str) -> float:
         return self.hook_times(event, **match)[nth]
 
     def record_time(self, predicate: Callable[[dict[str, Any]], bool], nth: int = 0) -> float:
-        found = [t for lines in self.rollouts.values() for t, raw in lines
-                 if predicate(json.loads(raw))]
+        found = [
+            t for lines in self.rollouts.values() for t, raw in lines if predicate(json.loads(raw))
+        ]
         return sorted(found)[nth]
 
     def end(self) -> float:
@@ -95,8 +101,10 @@ class Replay:
                 self._written[name] = upto
         fd = write.open_run_dir(self.run_dir)
         try:
-            while self._hooks_written < len(self.hooks) and \
-                    self.hooks[self._hooks_written]["time"] <= t:
+            while (
+                self._hooks_written < len(self.hooks)
+                and self.hooks[self._hooks_written]["time"] <= t
+            ):
                 hook = self.hooks[self._hooks_written]
                 self.append_hook(fd, hook["event"], self._payload(hook), hook["time"])
                 self._hooks_written += 1

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import agentspool
 import pytest
+
+import agentspool
 from agentspool.adapters.codex import Codex
 from agentspool.adapters.codex._rollout import CompressedRolloutError
 from agentspool.adapters.seam import Chat
@@ -39,6 +40,7 @@ def ended_turn(chat: Chat, outcome: str) -> None:
 
 
 # -- the four seam rules -------------------------------------------------------------
+
 
 def test_nothing_yet_is_an_idle_empty_chat(replay: ReplayFactory) -> None:
     r = replay("c_tui_plain")
@@ -69,6 +71,7 @@ def test_missing_rollout_raises_transcript_gone(replay: ReplayFactory) -> None:
 
 # -- scenarios -------------------------------------------------------------------------
 
+
 def test_plain_turn_working_then_idle(replay: ReplayFactory) -> None:
     r = replay("c_tui_plain")
     chat = r.to(r.hook_time("PreModelRequest") + EPS).chat()
@@ -77,8 +80,10 @@ def test_plain_turn_working_then_idle(replay: ReplayFactory) -> None:
     chat = r.full().chat()
     ended_turn(chat, "completed")
     assert visible(chat)[-1] == ("text", "assistant", "Hello from the scripted server.")
-    assert chat.transcript_id == json.loads(Path(r.rollout()).read_text().splitlines()[0])[
-        "payload"]["id"]
+    assert (
+        chat.transcript_id
+        == json.loads(Path(r.rollout()).read_text().splitlines()[0])["payload"]["id"]
+    )
     assert chat.usage.input_tokens == 120 and chat.usage.cached_input_tokens == 20
 
 
@@ -161,8 +166,7 @@ def test_esc_while_streaming_ends_the_turn(replay: ReplayFactory) -> None:
 
 
 @pytest.mark.parametrize("scenario", ["i_exec_api_errors", "n_tui_api_error"])
-def test_api_error_ends_the_turn_failed_without_stop(replay: ReplayFactory,
-                                                     scenario: str) -> None:
+def test_api_error_ends_the_turn_failed_without_stop(replay: ReplayFactory, scenario: str) -> None:
     r = replay(scenario)
     first_error = r.record_time(lambda rec: rec["payload"].get("type") == "task_complete")
     assert not [t for t in r.hook_times("Stop") if t < first_error]
@@ -198,8 +202,7 @@ def test_subagent_stays_out_of_the_parents_turn(replay: ReplayFactory) -> None:
     assert r.to(child_prompt + EPS).chat().state == "working"
     chat = r.full().chat()
     assert (chat.state, chat.activity) == ("needs_input", "idle")
-    child_id = r.hooks[[h["event"] for h in r.hooks].index("SubagentStart")]["payload"][
-        "agent_id"]
+    child_id = r.hooks[[h["event"] for h in r.hooks].index("SubagentStart")]["payload"]["agent_id"]
     link = [m for m in chat.messages if m.kind == "subagent" and m.agent_id == child_id]
     assert len(link) == 1
     # the child's own file, read on its own: its messages carry its agent id
@@ -229,6 +232,7 @@ def test_auto_compaction_mid_turn_keeps_working(replay: ReplayFactory) -> None:
 
 # -- incremental reads and damage --------------------------------------------------------
 
+
 def test_growing_rollout_keeps_earlier_seq(replay: ReplayFactory) -> None:
     r = replay("d_tui_approve")
     early = r.to(r.hook_time("PermissionRequest") + EPS).chat()
@@ -238,7 +242,8 @@ def test_growing_rollout_keeps_earlier_seq(replay: ReplayFactory) -> None:
     assert len(late.messages) > len(before)
     fresh = Codex().read_chat("run-1", r.runtime_dir, r.rollout())
     assert [(m.seq, m.id, m.kind) for m in fresh.messages] == [
-        (m.seq, m.id, m.kind) for m in late.messages]
+        (m.seq, m.id, m.kind) for m in late.messages
+    ]
     assert fresh.usage == late.usage
 
 
@@ -249,12 +254,17 @@ def test_late_records_after_turn_aborted_do_not_reopen_it(replay: ReplayFactory)
     turn = aborted["payload"]["turn_id"]
     # A background command ends after the abort (research §3d): Codex appends its
     # item_completed, bound to the aborted turn. Taken from a real capture's record.
-    late = next(json.loads(line) for line in
-                next((r.dir.parent / "h_tui_long_command").glob("rollout-*")).read_text()
-                .splitlines()[::-1] if '"CommandExecution"' in line)
+    late = next(
+        json.loads(line)
+        for line in next((r.dir.parent / "h_tui_long_command").glob("rollout-*"))
+        .read_text()
+        .splitlines()[::-1]
+        if '"CommandExecution"' in line
+    )
     late["payload"]["turn_id"] = turn
-    call = json.loads(next(line for line in Path(path).read_text().splitlines()
-                           if '"function_call"' in line))
+    call = json.loads(
+        next(line for line in Path(path).read_text().splitlines() if '"function_call"' in line)
+    )
     with open(path, "a") as fh:
         fh.write(json.dumps(late) + "\n")
         fh.write(json.dumps(call) + "\n")  # even a (replayed) call of that turn
@@ -266,8 +276,9 @@ def test_torn_last_line_and_invalid_utf8(replay: ReplayFactory) -> None:
     r = replay("c_tui_plain")
     r.to(r.hook_time("PreModelRequest") + EPS)
     path = r.rollout()
-    rest = [raw for _, raw in r.rollouts[os.path.basename(path)][r._written[
-        os.path.basename(path)]:]]
+    rest = [
+        raw for _, raw in r.rollouts[os.path.basename(path)][r._written[os.path.basename(path)] :]
+    ]
     before = r.chat()
     with open(path, "ab") as fh:
         fh.write(b"\xff\xfe not json \xc3\x28\n")
@@ -283,8 +294,7 @@ def test_torn_last_line_and_invalid_utf8(replay: ReplayFactory) -> None:
     assert [m.seq for m in chat.messages] == list(range(1, len(chat.messages) + 1))
 
 
-def test_rollout_replaced_or_removed_between_reads(replay: ReplayFactory, tmp_path: Path
-                                                  ) -> None:
+def test_rollout_replaced_or_removed_between_reads(replay: ReplayFactory, tmp_path: Path) -> None:
     r = replay("c_tui_plain").full()
     path = r.rollout()
     assert r.chat(path).messages
@@ -309,7 +319,8 @@ def test_compressed_rollout(replay: ReplayFactory, monkeypatch: pytest.MonkeyPat
     Path(packed).write_bytes(zstandard.ZstdCompressor().compress(Path(r.rollout()).read_bytes()))
     chat = r.chat(packed, live=False)
     assert [(m.seq, m.id, m.text) for m in chat.messages] == [
-        (m.seq, m.id, m.text) for m in plain.messages]
+        (m.seq, m.id, m.text) for m in plain.messages
+    ]
     assert (chat.state, chat.activity, chat.usage) == (plain.state, plain.activity, plain.usage)
     assert chat.transcript_id == plain.transcript_id
     assert r.chat(packed, live=False).messages == chat.messages  # unchanged: no re-parse
@@ -319,6 +330,7 @@ def test_compressed_rollout(replay: ReplayFactory, monkeypatch: pytest.MonkeyPat
 
 
 # -- the real hook entry point --------------------------------------------------------
+
 
 def test_spool_written_by_the_real_hook_commands(replay: ReplayFactory) -> None:
     r = replay("d_tui_approve")
@@ -330,9 +342,15 @@ def test_spool_written_by_the_real_hook_commands(replay: ReplayFactory) -> None:
             if fired.get(id(hook)) or hook["time"] > upto:
                 continue
             fired[id(hook)] = True
-            proc = subprocess.run(hook_command("codex", hook["event"]), shell=True,
-                                  input=r._payload(hook), env=env, capture_output=True,
-                                  check=False, timeout=60)
+            proc = subprocess.run(
+                hook_command("codex", hook["event"]),
+                shell=True,
+                input=r._payload(hook),
+                env=env,
+                capture_output=True,
+                check=False,
+                timeout=60,
+            )
             assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
     fired: dict[int, bool] = {}

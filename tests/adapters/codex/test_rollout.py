@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+
 from agentspool.adapters import events as ev
 from agentspool.adapters.codex._rollout import RolloutParser, thread_id_from_path
 
@@ -69,7 +70,11 @@ def test_visibility_of_injected_context_and_prompts() -> None:
     assert context.text.startswith("<environment_context>")
     assert (context.visibility, context.is_meta) == ("hidden", True)
     assert (prompt.role, prompt.text, prompt.visibility, prompt.is_meta) == (
-        "user", "say hello", "visible", False)
+        "user",
+        "say hello",
+        "visible",
+        False,
+    )
     assert (answer.role, answer.kind, answer.visibility) == ("assistant", "text", "visible")
 
 
@@ -88,8 +93,11 @@ def test_tool_calls_and_results_are_joined_by_call_id() -> None:
 def test_open_question_is_an_input_request_with_its_form() -> None:
     path = one("f_tui_plan_question")
     lines = path.read_bytes().split(b"\n")
-    cut = next(i for i, raw in enumerate(lines) if b'"request_user_input"' in raw
-               and b'"function_call"' in raw)
+    cut = next(
+        i
+        for i, raw in enumerate(lines)
+        if b'"request_user_input"' in raw and b'"function_call"' in raw
+    )
     parser = RolloutParser()
     for raw in lines[: cut + 1]:
         parser.feed_line(raw)
@@ -107,7 +115,10 @@ def test_answer_of_a_question_is_a_user_record() -> None:
     parser = parse(one("f_tui_plan_question"))
     answer = next(m for m in parser.messages if m.id.startswith("answer:"))
     assert (answer.role, answer.text, answer.tool_name) == (
-        "user", "Which color do you prefer?: Red", "request_user_input")
+        "user",
+        "Which color do you prefer?: Red",
+        "request_user_input",
+    )
 
 
 def test_turn_lifecycle_events_carry_the_records_turn_ids() -> None:
@@ -153,16 +164,24 @@ def test_subagent_rollout_is_marked_and_linked_to_its_parent() -> None:
 def test_auto_compaction_gives_one_visible_summary() -> None:
     parser = parse(one("o_exec_auto_compact"))
     summaries = [m for m in parser.messages if m.kind == "summary"]
-    assert [(m.role, m.visibility) for m in summaries] == [("assistant", "hidden"),
-                                                          ("system", "visible")]
+    assert [(m.role, m.visibility) for m in summaries] == [
+        ("assistant", "hidden"),
+        ("system", "visible"),
+    ]
     assert "summary" in summaries[1].text
 
 
 def test_damaged_lines_are_counted_never_fatal() -> None:
     parser = parse(one("c_tui_plain"))
     n = len(parser.messages)
-    for raw in (b"{not json", b"\xff\xfe\xfd", b'{"type":"response_item","payload":{"content":7}}',
-                b'{"type":"brand_new_record","payload":{}}', b"[]", b'"x"'):
+    for raw in (
+        b"{not json",
+        b"\xff\xfe\xfd",
+        b'{"type":"response_item","payload":{"content":7}}',
+        b'{"type":"brand_new_record","payload":{}}',
+        b"[]",
+        b'"x"',
+    ):
         parser.feed_line(raw)
     assert parser.corrupt == 5 and parser.unknown == 1
     assert len(parser.messages) == n
@@ -171,11 +190,25 @@ def test_damaged_lines_are_counted_never_fatal() -> None:
 def test_reasoning_record_is_thinking() -> None:
     # No scripted capture produced one; the shape is research §4.3's.
     parser = RolloutParser("t")
-    item = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text",
-                                                           "text": "thinking it over"}],
-            "encrypted_content": "…"}
-    parser.feed_line(msgspec.json.encode({"timestamp": "2026-11-29T23:00:00.000Z", "ordinal": 3,
-                                          "type": "response_item", "payload": item}))
+    item = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "thinking it over"}],
+        "encrypted_content": "…",
+    }
+    parser.feed_line(
+        msgspec.json.encode(
+            {
+                "timestamp": "2026-11-29T23:00:00.000Z",
+                "ordinal": 3,
+                "type": "response_item",
+                "payload": item,
+            }
+        )
+    )
     (message,) = parser.messages
-    assert (message.kind, message.role, message.text) == ("thinking", "assistant",
-                                                          "thinking it over")
+    assert (message.kind, message.role, message.text) == (
+        "thinking",
+        "assistant",
+        "thinking it over",
+    )
