@@ -26,6 +26,7 @@ import msgspec
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _claude_gen
+
 from agentspool.adapters.claude_code import ClaudeCode
 
 

@@ -109,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_setup(args: argparse.Namespace) -> int:
     import msgspec
+
     from agentspool import api
 
     if args.provider == "codex":

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import agentspool
 import pytest
+
+import agentspool
 from agentspool.spool.read import SpoolReader, SpoolRecord
 
 

@@ -15,8 +15,9 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import agentspool
 import pytest
+
+import agentspool
 from agentspool.errors import RunIdError
 from agentspool.spool import write
 from agentspool.spool.commands import hook_argv
