@@ -208,14 +208,21 @@ def native_path(transcript_path: str, pid: int) -> str:
 
 
 def process_start(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (``/proc/<pid>/stat`` field 22), None if dead."""
+    """The kernel's start time of ``pid`` (``/proc/<pid>/stat`` field 22), None if dead.
+
+    A zombie is dead: a SIGKILLed agent stays one until its parent reaps it (observed:
+    tmux leaves a killed pane's process unreaped), and it runs nothing and asks nothing.
+    """
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
     except OSError:
         return None
     # comm (field 2) may hold spaces and parens: split after its last ')'.
-    return stat[stat.rfind(b")") + 2 :].split()[19].decode()
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X"):  # field 3, the state: zombie / dead
+        return None
+    return fields[19].decode()
 
 
 def read_native(transcript_path: str, pid: int) -> tuple[NativeStatus | None, bool]:

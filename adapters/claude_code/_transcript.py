@@ -11,6 +11,7 @@ costs what was appended, not the file.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -41,6 +42,8 @@ BOOKKEEPING = frozenset(
     }
 )
 INTERRUPT_PREFIX = "[Request interrupted by user"
+TASK_NOTIFICATION = "<task-notification>"
+_TASK_ID = re.compile(r"<task-id>([^<]+)</task-id>")
 DIALOG_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 PRESENTATION = {
     "Bash": "shell",
@@ -118,11 +121,23 @@ class _Line(msgspec.Struct, rename="camel"):
     is_compact_summary: bool = False
     is_api_error_message: bool = False
     tool_denial_kind: str | None = None
+    tool_use_result: msgspec.Raw = msgspec.Raw()
+    """Kept raw: decoded only for a background ``Agent`` launch (it can be large)."""
     content: str | None = None
     message: _ApiMessage | None = None
 
 
+class _AsyncLaunch(msgspec.Struct):
+    """``toolUseResult`` of an ``Agent`` call: ``{"isAsync": true, "status":
+    "async_launched", "agentId": …}`` when the agent runs in the background."""
+
+    isAsync: bool = False  # noqa: N815 - the CLI's field names
+    status: str = ""
+    agentId: str = ""  # noqa: N815
+
+
 _decode_line = msgspec.json.Decoder(_Line).decode
+_decode_launch = msgspec.json.Decoder(_AsyncLaunch).decode
 
 
 _MINUTES: dict[str, float] = {}
@@ -215,6 +230,8 @@ class TranscriptParser:
         self.unknown = 0
         self.turn = ""
         self.open_tools: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.background: dict[str, None] = {}
+        """Background agents launched and not yet reported back (insertion-ordered)."""
         self._usage_seen: set[str] = set()
 
     def feed_line(self, raw: bytes) -> None:
@@ -272,6 +289,8 @@ class TranscriptParser:
                 if block.type == "tool_result":
                     tool_use_id = block.tool_use_id or ""
                     name = self.open_tools.pop(tool_use_id, ("", {}))[0]
+                    if name in ("Agent", "Task") and line.tool_use_result:
+                        self._launched(line.tool_use_result)
                     self._add(
                         id=f"{uid}:{i}",
                         kind="tool_result",
@@ -317,6 +336,15 @@ class TranscriptParser:
                 )
             )
             return
+        if text.startswith(TASK_NOTIFICATION):
+            # A background agent reported back (it stopped): its work is over.
+            for task_id in _TASK_ID.findall(text):
+                self.background.pop(task_id, None)
+                self.events.append(
+                    ev.BackgroundFinished(
+                        task_id=task_id, at=at, source="transcript:task-notification"
+                    )
+                )
         if line.is_compact_summary:
             self._add(
                 id=uid,
@@ -429,8 +457,24 @@ class TranscriptParser:
                     outcome="completed",
                     at=at,
                     source=f"transcript:stop_reason={msg.stop_reason}",
+                    background=self._running(),
                 )
             )
+
+    def _launched(self, raw: msgspec.Raw) -> None:
+        try:
+            launch = _decode_launch(raw)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return  # a string result (denied, failed) or another shape: nothing launched
+        if launch.agentId and (launch.isAsync or launch.status == "async_launched"):
+            self.background[launch.agentId] = None
+
+    def _running(self) -> tuple[str, ...] | None:
+        """The turn ends with these agents still at work; ``None`` (keep what is known)
+        when the transcript knows of none. The end-of-turn records can be stamped before
+        the ``Stop`` hook that lists the same agents, and a turn is finalized once: the
+        first signal of its end must already say the work goes on."""
+        return tuple(self.background) or None
 
     def _system(self, line: _Line) -> None:
         at = _seconds(line.timestamp)
@@ -438,7 +482,11 @@ class TranscriptParser:
         if line.subtype == "turn_duration":
             self.events.append(
                 ev.TurnStopped(
-                    turn_id=self.turn, outcome="completed", at=at, source="transcript:turn_duration"
+                    turn_id=self.turn,
+                    outcome="completed",
+                    at=at,
+                    source="transcript:turn_duration",
+                    background=self._running(),
                 )
             )
         elif line.subtype == "compact_boundary":

@@ -11,13 +11,14 @@ import json
 import os
 import stat
 
-import agentspool
 import pytest
-from agentspool.adapters.codex import _lifecycle as codex_lifecycle
-from agentspool.spool.read import SpoolReader
 from harness import anthropic_server as api
 from harness import claude, codex
 from harness import responses_server as rs
+
+import agentspool
+from agentspool.adapters.codex import _lifecycle as codex_lifecycle
+from agentspool.spool.read import SpoolReader
 
 pytestmark = pytest.mark.live
 

@@ -20,16 +20,19 @@ main conversation ("side" requests: title/topic generation, quota probes …) ge
 ``side_reply`` and never consume a scripted reply. When the scenario is exhausted,
 main requests get ``default_reply``. Tests can also ``push()`` replies at any time.
 
-What Claude Code 2.1.328 was observed to send (see README.md in this folder):
+What Claude Code 2.1.328 was observed to send (see README.md in this folder), with
+``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` as ``harness.claude`` sets it:
 
-* every model call is ``POST /v1/messages?beta=true`` with ``"stream": true``;
-* side calls (session title, "quota" probe) carry no ``tools`` or a system prompt
-  that is not the agent's; the main agent (and subagents, and the /compact
-  summary) send the full tool list. The default classifier below (``is_main``)
-  calls a request *main* when it offers tools or carries more than one message;
-  it can be overridden with ``classify=``.
-* ``HEAD /`` (connectivity probe) and ``POST /v1/messages/count_tokens`` may
-  appear; both get a harmless answer.
+* only ``POST /v1/messages?beta=true``, always ``"stream": true``; every request
+  (main agent, subagents, the /compact summary) offered tools;
+* no side request at all (no title generation, quota probe, ``count_tokens`` or
+  ``HEAD /``). The default classifier :func:`is_main` ("offers tools") is kept as a
+  safeguard so a tool-less side call would get ``side_reply`` instead of eating a
+  scripted reply; override it with ``classify=``;
+* a background subagent's first request races the main agent's next one: use
+  ``routes=``/``router=`` to give it its own queue;
+* after a 400 the same request is re-sent (6 requests in ``-p``): script errors with
+  ``error(..., times=n)``.
 """
 
 from __future__ import annotations
@@ -232,7 +235,9 @@ class RecordedRequest:
             if isinstance(c, str):
                 return c
             return "\n".join(
-                b.get("text", "") for b in c if isinstance(b, dict) and b.get("type") == "text"
+                b.get("text", "")
+                for b in c or []
+                if isinstance(b, dict) and b.get("type") == "text"
             )
         return ""
 
@@ -275,8 +280,8 @@ class RecordedRequest:
 def is_main(req: RecordedRequest) -> bool:
     """Default classifier: is this request part of an agent conversation?
 
-    Main-agent, subagent and /compact calls offer tools; Claude Code's side calls
-    (title generation, quota probe) offer none.
+    Main-agent, subagent and /compact calls offer tools; side calls (none seen with
+    nonessential traffic disabled, e.g. title generation) would offer none.
     """
     return bool(req.tool_names())
 
@@ -285,7 +290,7 @@ def is_main(req: RecordedRequest) -> bool:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server  # type: ignore[assignment]
+    server: _Server
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -747,4 +752,5 @@ class AnthropicServer:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port

@@ -157,7 +157,8 @@ class ClaudeHome:
 
     def read_session_file(self, pid: int) -> dict[str, Any] | None:
         try:
-            return json.loads(self.session_file(pid).read_text())
+            data: dict[str, Any] = json.loads(self.session_file(pid).read_text())
+            return data
         except (OSError, ValueError):
             return None
 
@@ -345,6 +346,37 @@ class ClaudeTui:
 
     def press(self, *keys: str) -> None:
         self.pane.send_keys(*keys)
+
+    def press_until(
+        self,
+        keys: Sequence[str],
+        done: Callable[[str], bool],
+        *,
+        still: Callable[[str], bool],
+        retry_after: float = 3.0,
+        timeout: float = 20.0,
+    ) -> str:
+        """Press ``keys`` until ``done(screen)``; re-press only while ``still(screen)``.
+
+        A key that reaches a dialog right after another key can be dropped (observed:
+        ``Enter`` ~0.1 s after ``Down`` was ignored in 2 of 4 tries). ``still`` must
+        say "the same dialog is still waiting" (e.g. its question text is on screen),
+        so a retry can never answer the *next* dialog.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            self.pane.send_keys(*keys)
+            again = min(deadline, time.monotonic() + retry_after)
+            while time.monotonic() < again:
+                screen = self.pane.screen()
+                if done(screen):
+                    return screen
+                time.sleep(0.05)
+            screen = self.pane.screen()
+            if done(screen):
+                return screen
+            if time.monotonic() >= deadline or not still(screen):
+                raise tmux.TmuxTimeoutError(f"keys {keys} had no effect:\n{screen}")
 
     # process helpers
     def pid(self, timeout: float = 30.0) -> int:
@@ -590,7 +622,7 @@ def wait_file(
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     try:
         lines = Path(path).read_text().splitlines()
     except OSError:

@@ -186,6 +186,20 @@ class Capture:
         self.note(f"pressed {' '.join(keys)}" + (f" ({why})" if why else ""))
         self.tui.press(*keys)
 
+    def confirm(self, dialog_text: str, key: str = "Enter", why: str = "") -> None:
+        """Press a confirm key on an open dialog, re-pressing while ``dialog_text`` stays.
+
+        A confirm key (Enter, digit) pressed within ~0.1-0.2 s of the dialog appearing
+        is dropped by the TUI; Escape is not.
+        """
+        assert self.tui
+        self.note(f"pressed {key}" + (f" ({why})" if why else ""))
+        self.tui.press_until(
+            [key],
+            lambda s: dialog_text not in s,
+            still=lambda s: dialog_text in s,
+        )
+
     def wait_screen(self, needle: str | Callable[[str], bool], timeout: float = 30) -> str:
         assert self.tui
         if callable(needle):
@@ -415,7 +429,7 @@ def tui_permission_approve() -> None:
             timeout=20,
         )
         c.checkpoint("after-notification")
-        c.press("Enter", why="option 1. Yes is preselected")
+        c.confirm("Do you want to proceed?", why="option 1. Yes is preselected")
         c.wait_hook("Stop")
         c.wait_screen("Done after tool.")
         c.wait_status("idle")
@@ -453,7 +467,7 @@ QUESTION = {
 
 def _answer_question(c: Capture) -> None:
     """Enter on option 1; if a review step ("Submit answers") appears, confirm it."""
-    c.press("Enter", why="option 1 (Red) is preselected")
+    c.confirm("Enter to select", why="option 1 (Red) is preselected")
     deadline = time.time() + 20
     while time.time() < deadline:
         if any(r["event"] == "PostToolUse" for r in c.h.hooks()):
@@ -527,7 +541,7 @@ def tui_plan_approve() -> None:
         c.wait_screen("Exit plan mode?")
         time.sleep(0.3)
         c.checkpoint("dialog-open")
-        c.press("Enter", why="option 1 preselected")
+        c.confirm("Exit plan mode?", why="option 1 preselected")
         c.wait_hook("Stop")
         c.wait_screen("Plan approved; starting.")
         c.wait_status("idle")
@@ -700,7 +714,7 @@ def tui_subagent_permission() -> None:
         c.wait_screen("Do you want to proceed?")
         time.sleep(0.3)
         c.checkpoint("subagent-dialog-open")
-        c.press("Enter", why="option 1. Yes")
+        c.confirm("Do you want to proceed?", why="option 1. Yes")
         c.wait_hook("SubagentStop", timeout=30)
         c.wait_hook("Stop", count=2, timeout=30)
         c.wait_status("idle")
@@ -786,7 +800,13 @@ def tui_permission_no() -> None:
         c.press("Down", "Down", "Down", why="move the cursor to 4. No")
         c.wait_screen(lambda s: re.search(r"\u276f[ \u00a0]4\. No", s) is not None)
         c.checkpoint("no-selected")
-        c.press("Enter", why="confirm 4. No")
+        c.note("pressed Enter (confirm 4. No; re-pressed while the dialog stays)")
+        assert c.tui
+        c.tui.press_until(
+            ["Enter"],
+            lambda s: "Do you want to proceed?" not in s,
+            still=lambda s: "Do you want to proceed?" in s,
+        )
         c.wait_status("idle")
         c.wait_screen(lambda s: "Do you want to proceed?" not in s)
         time.sleep(1.0)
@@ -873,7 +893,7 @@ def tui_subagent_foreground() -> None:
         c.wait_screen("Do you want to proceed?")
         time.sleep(0.3)
         c.checkpoint("subagent-dialog-open")
-        c.press("Enter", why="option 1. Yes")
+        c.confirm("Do you want to proceed?", why="option 1. Yes")
         c.wait_hook("SubagentStop", timeout=30)
         c.wait_hook("Stop", where=lambda r: not r["payload"].get("background_tasks"), timeout=30)
         c.wait_status("idle")
