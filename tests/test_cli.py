@@ -7,6 +7,7 @@ import os
 import re
 
 import pytest
+
 from agentspool import __version__
 from agentspool.cli.main import main
 

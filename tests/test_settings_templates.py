@@ -10,8 +10,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-import agentspool
 import pytest
+
+import agentspool
 from agentspool.adapters.codex import _lifecycle as codex
 from agentspool.errors import RuntimeDirError, SettingsError
 

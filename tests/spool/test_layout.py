@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import stat
 
-import agentspool
 import pytest
+
+import agentspool
 from agentspool.errors import RunIdError, RuntimeDirError
 from agentspool.spool import layout
 

@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentspool.spool import write
-from agentspool.spool.read import SpoolReader, parse_records
 from hypothesis import given
 from hypothesis import strategies as st
+
+from agentspool.spool import write
+from agentspool.spool.read import SpoolReader, parse_records
 
 
 def _frame(event: str, payload: bytes) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from agentspool import spool_sig
 from agentspool.errors import RunIdError
 from agentspool.spool.signature import ABSENT

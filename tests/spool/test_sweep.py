@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from agentspool.spool import sweep as sweep_mod
 from agentspool.spool import write
 from agentspool.spool.read import SpoolReader
