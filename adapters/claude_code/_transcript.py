@@ -166,6 +166,10 @@ def _seconds(stamp: str | None) -> float:
 # a record in another key order is simply decoded in full).
 _TYPE_FIRST = b'{"type":"'
 _BOOKKEEPING_BYTES = frozenset(t.encode() for t in BOOKKEEPING)
+# Attachment records are chain records (`{"parentUuid":…,"isSidechain":…,"attachment":{…`)
+# whose payload comes before their type: the key within the first bytes identifies them.
+_ATTACHMENT_KEY = b',"attachment":{'
+
 
 
 def _text_of(content: str | list[_Part] | None) -> str:
@@ -239,6 +243,8 @@ class TranscriptParser:
             end = raw.find(b'"', 9, 64)
             if end > 0 and raw[9:end] in _BOOKKEEPING_BYTES:
                 return
+        elif raw.find(_ATTACHMENT_KEY, 0, 128) > 0:
+            return
         elif not raw.strip():
             return
         try:
