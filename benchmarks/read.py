@@ -20,14 +20,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 import msgspec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _claude_gen
+import _codex_gen
 
-from agentspool.adapters.claude_code import ClaudeCode
+from agentspool.adapters import registry
+
+GENERATORS = {"claude-code": _claude_gen, "codex": _codex_gen}
 
 
 class _TypeOnly(msgspec.Struct):
@@ -43,14 +47,19 @@ def bare_decode(path: str) -> float:
     return time.perf_counter() - start
 
 
-def cold_read(path: str) -> float:
+def _fresh(provider: str) -> object:
+    return type(registry.load(provider))()
+
+
+def cold_read(provider: str, path: str) -> float:
+    adapter = _fresh(provider)
     start = time.perf_counter()
-    ClaudeCode().read_chat("bench", "", path)
+    adapter.read_chat("bench", "", path)  # type: ignore[attr-defined]
     return time.perf_counter() - start
 
 
-def reread_after_append(path: str, extra: bytes) -> float:
-    adapter = ClaudeCode()
+def reread_after_append(provider: str, path: str, extra: bytes) -> float:
+    adapter: Any = _fresh(provider)
     adapter.read_chat("bench", "", path)
     with open(path, "ab") as fh:
         fh.write(extra)
@@ -61,47 +70,58 @@ def reread_after_append(path: str, extra: bytes) -> float:
 
 _RSS = """
 import resource, sys
-from agentspool.adapters.claude_code import ClaudeCode
-chat = ClaudeCode().read_chat("bench", "", sys.argv[1])
+from agentspool.adapters import registry
+chat = type(registry.load(sys.argv[2]))().read_chat("bench", "", sys.argv[1])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, len(chat.messages))
 """
+
+
+def bench(provider: str, size_mb: int, runs: int) -> tuple[float, float, int]:
+    gen = GENERATORS[provider]
+    with tempfile.TemporaryDirectory() as tmp:
+        big = os.path.join(tmp, "big.jsonl")
+        small = os.path.join(tmp, "small.jsonl")
+        size = gen.write(big, size_mb << 20)
+        gen.write(small, 1 << 20)
+        bare, ours = [], []
+        for _ in range(runs):
+            bare.append(bare_decode(big))
+            ours.append(cold_read(provider, big))
+        small_reads, appends = [], []
+        for i in range(max(runs, 5)):
+            small_reads.append(cold_read(provider, small))
+            appends.append(reread_after_append(provider, big, gen.extra_turn(100 + i)))
+        rss = subprocess.run(
+            [sys.executable, "-c", _RSS, big, provider], capture_output=True, text=True, check=True
+        ).stdout.split()
+    b, o = statistics.median(bare), statistics.median(ours)
+    s, a = statistics.median(small_reads), statistics.median(appends)
+    print(
+        f"{provider}: {size / 2**20:.0f} MB; bare typed decode {b:.3f}s "
+        f"({size / b / 2**20:.0f} MB/s); read_chat {o:.3f}s ({size / o / 2**20:.0f} MB/s); "
+        f"re-read after one append {a * 1000:.1f} ms; cold 1 MB read {s * 1000:.1f} ms; "
+        f"peak RSS {rss[0]} MB ({rss[1]} messages)"
+    )
+    return b / o, a / s, int(rss[0])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mb", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--provider", choices=sorted(GENERATORS), action="append")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        big = os.path.join(tmp, "big.jsonl")
-        small = os.path.join(tmp, "small.jsonl")
-        size = _claude_gen.write(big, args.size_mb << 20)
-        _claude_gen.write(small, 1 << 20)
-        print(f"claude-code: generated {size / 2**20:.0f} MB transcript")
-        bare, ours = [], []
-        for _ in range(args.runs):
-            bare.append(bare_decode(big))
-            ours.append(cold_read(big))
-        small_reads, appends = [], []
-        for i in range(max(args.runs, 5)):
-            small_reads.append(cold_read(small))
-            appends.append(reread_after_append(big, _claude_gen.extra_turn(100 + i)))
-        rss = subprocess.run(
-            [sys.executable, "-c", _RSS, big], capture_output=True, text=True, check=True
-        ).stdout.split()
-        b, o = statistics.median(bare), statistics.median(ours)
-        s, a = statistics.median(small_reads), statistics.median(appends)
+    results = {p: bench(p, args.size_mb, args.runs) for p in args.provider or sorted(GENERATORS)}
+    for provider, (throughput, reread, rss) in results.items():
         print(
-            f"bare typed decode {b:.3f}s ({size / b / 2**20:.0f} MB/s); "
-            f"read_chat {o:.3f}s ({size / o / 2**20:.0f} MB/s)"
+            f"{provider} ratio (a) read_chat/bare throughput (median): {throughput:.2f}"
+            "  target >= 0.6"
         )
         print(
-            f"re-read after one appended record {a * 1000:.1f} ms; cold 1 MB read {s * 1000:.1f} ms"
+            f"{provider} ratio (b) re-read-after-append / 1 MB read (median): {reread:.2f}"
+            "  target <= 1.5"
         )
-        print(f"peak RSS of a cold read: {rss[0]} MB ({rss[1]} messages)")
-        print(f"ratio (a) read_chat/bare throughput (median): {b / o:.2f}  target >= 0.6")
-        print(f"ratio (b) re-read-after-append / 1 MB read (median): {a / s:.2f}  target <= 1.5")
-        print(f"(c) peak RSS MB: {rss[0]}  target <= 300")
+        print(f"{provider} (c) peak RSS MB: {rss}  target <= 300")
     return 0
 
 
