@@ -243,9 +243,7 @@ class TranscriptParser:
             end = raw.find(b'"', 9, 64)
             if end > 0 and raw[9:end] in _BOOKKEEPING_BYTES:
                 return
-        elif raw.find(_ATTACHMENT_KEY, 0, 128) > 0:
-            return
-        elif not raw.strip():
+        elif raw.find(_ATTACHMENT_KEY, 0, 128) > 0 or not raw.strip():
             return
         try:
             line = _decode_line(raw)
