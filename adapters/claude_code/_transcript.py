@@ -121,8 +121,6 @@ class _Line(msgspec.Struct, rename="camel"):
     is_compact_summary: bool = False
     is_api_error_message: bool = False
     tool_denial_kind: str | None = None
-    tool_use_result: msgspec.Raw = msgspec.Raw()
-    """Kept raw: decoded only for a background ``Agent`` launch (it can be large)."""
     content: str | None = None
     message: _ApiMessage | None = None
 
@@ -137,7 +135,14 @@ class _AsyncLaunch(msgspec.Struct):
 
 
 _decode_line = msgspec.json.Decoder(_Line).decode
-_decode_launch = msgspec.json.Decoder(_AsyncLaunch).decode
+class _LaunchLine(msgspec.Struct, rename="camel"):
+    """Second look at an ``Agent`` result line only: ``toolUseResult`` is often large
+    (a Bash result repeats its whole output there), so the main view never decodes it."""
+
+    tool_use_result: _AsyncLaunch | str | None = None
+
+
+_decode_launch = msgspec.json.Decoder(_LaunchLine).decode
 
 
 _MINUTES: dict[str, float] = {}
@@ -266,7 +271,7 @@ class TranscriptParser:
                 )
             )
         if kind == "user":
-            self._user(line)
+            self._user(line, raw)
         elif kind == "assistant":
             self._assistant(line)
         elif kind == "system":
@@ -279,7 +284,7 @@ class TranscriptParser:
         self.messages.append(message)
         return message
 
-    def _user(self, line: _Line) -> None:
+    def _user(self, line: _Line, raw: bytes) -> None:
         msg = line.message
         if msg is None:
             return
@@ -293,8 +298,8 @@ class TranscriptParser:
                 if block.type == "tool_result":
                     tool_use_id = block.tool_use_id or ""
                     name = self.open_tools.pop(tool_use_id, ("", {}))[0]
-                    if name in ("Agent", "Task") and line.tool_use_result:
-                        self._launched(line.tool_use_result)
+                    if name in ("Agent", "Task"):
+                        self._launched(raw)
                     self._add(
                         id=f"{uid}:{i}",
                         kind="tool_result",
@@ -465,11 +470,13 @@ class TranscriptParser:
                 )
             )
 
-    def _launched(self, raw: msgspec.Raw) -> None:
+    def _launched(self, raw: bytes) -> None:
         try:
-            launch = _decode_launch(raw)
+            launch = _decode_launch(raw).tool_use_result
         except (msgspec.DecodeError, UnicodeDecodeError):
-            return  # a string result (denied, failed) or another shape: nothing launched
+            return  # another shape: nothing launched
+        if not isinstance(launch, _AsyncLaunch):
+            return  # a string result (denied, failed): nothing launched
         if launch.agentId and (launch.isAsync or launch.status == "async_launched"):
             self.background[launch.agentId] = None
 
