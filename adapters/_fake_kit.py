@@ -7,7 +7,7 @@ import uuid
 
 from agentspool.adapters import events as ev
 from agentspool.adapters.fake import Line, emit, write_line
-from agentspool.adapters.seam import Message
+from agentspool.adapters.seam import Message, Usage
 
 
 class Kit:
@@ -19,14 +19,73 @@ class Kit:
         return path
 
     def append_turn(self, path: str) -> bytes:
+        """One turn: prompt, a tool call and its result, the reply. The text before the
+        call and the call are one API message (``message_id``) that repeats its usage on
+        both records, as a provider's content blocks can: it counts once."""
         before = os.path.getsize(path)
         turn = uuid.uuid4().hex
+        call = f"call-{turn}"
+        usage = Usage(input_tokens=12, output_tokens=3, cached_input_tokens=4)
         write_line(path, Line(event=ev.TurnStarted(turn_id=turn, at=2.0)))
         write_line(
             path, Line(message=Message(id=f"{turn}-u", kind="text", role="user", text="hello"))
         )
         write_line(
-            path, Line(message=Message(id=f"{turn}-a", kind="text", role="assistant", text="hi"))
+            path,
+            Line(
+                message=Message(
+                    id=f"{turn}-t",
+                    kind="text",
+                    role="assistant",
+                    text="checking",
+                    message_id=f"{turn}-m1",
+                    usage=usage,
+                )
+            ),
+        )
+        write_line(
+            path,
+            Line(
+                message=Message(
+                    id=f"{turn}-c",
+                    kind="tool_call",
+                    role="assistant",
+                    tool_name="Bash",
+                    tool_use_id=call,
+                    tool_input={"command": "echo hi"},
+                    presentation="shell",
+                    message_id=f"{turn}-m1",
+                    usage=usage,
+                )
+            ),
+        )
+        write_line(path, Line(event=ev.ToolStarted(turn_id=turn, tool_use_id=call, at=2.1)))
+        write_line(
+            path,
+            Line(
+                message=Message(
+                    id=f"{turn}-r",
+                    kind="tool_result",
+                    role="tool",
+                    text="hi",
+                    tool_name="Bash",
+                    tool_use_id=call,
+                )
+            ),
+        )
+        write_line(path, Line(event=ev.ToolFinished(turn_id=turn, tool_use_id=call, at=2.2)))
+        write_line(
+            path,
+            Line(
+                message=Message(
+                    id=f"{turn}-a",
+                    kind="text",
+                    role="assistant",
+                    text="hi",
+                    message_id=f"{turn}-m2",
+                    usage=Usage(input_tokens=20, output_tokens=1),
+                )
+            ),
         )
         write_line(path, Line(event=ev.TurnStopped(turn_id=turn, at=3.0)))
         with open(path, "rb") as fh:

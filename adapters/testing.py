@@ -12,6 +12,11 @@ obligations run hermetically against every provider:
 * a run core marks ended reads ``ended`` and never sees the spool
 * ``seq`` strictly increasing, stable across re-parses, appends and mid-line writes
 * no pending dialog/approval is ever a message
+* the canonical stream passes ``core.detail.assemble_session_detail``: every
+  ``tool_result`` that names a ``tool_use_id`` joins its call (each kit turn holds one
+  call and its result, in the provider's real shape)
+* a persistence round trip (``core.store.SessionStore``) changes neither the records nor
+  the assembled detail; a delta (incremental) parse is rejected there
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import pytest
 
 from agentspool.adapters import registry
 from agentspool.adapters.seam import Adapter
-from agentspool.errors import TranscriptGoneError
+from agentspool.errors import DeltaParseError, TranscriptGoneError
 from agentspool.spool.layout import ensure_run_dir
 
 KITS = {
@@ -172,6 +177,63 @@ class AdapterConformance:
         assert [(m.seq, m.id) for m in grown][: len(middle)] == middle
         assert len(grown) > len(first)
         assert [m.seq for m in grown] == list(range(1, len(grown) + 1))
+
+    def test_canonical_stream_passes_assemble_session_detail(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        from agentspool.core.detail import assemble_session_detail
+
+        messages = adapter.read_chat("run-1", "", kit.transcript(str(tmp_path), 2)).messages
+        assert [m.seq for m in messages] == list(range(1, len(messages) + 1))
+        calls = {m.tool_use_id: m for m in messages if m.kind == "tool_call" and m.tool_use_id}
+        results = [m for m in messages if m.kind == "tool_result" and m.tool_use_id]
+        assert [m.id for m in results if m.tool_use_id not in calls] == []
+        assert all(calls[m.tool_use_id].seq < m.seq for m in results)
+        detail = assemble_session_detail(messages, include_inactive=True)
+        assert [m.id for m in detail.orphan_results if m.tool_use_id] == []
+        answered = [(t.call, t.result) for t in detail.tools if t.result is not None]
+        assert len(answered) >= 2, "each kit turn holds one tool call and its result"
+        assert all(c.tool_use_id == r.tool_use_id and c.seq < r.seq for c, r in answered)
+        assert sum(detail.counts.values()) + detail.withheld == len(messages)
+
+    def test_persistence_round_trip_keeps_records_and_detail(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        from agentspool.core.detail import assemble_session_detail
+        from agentspool.core.store import SessionStore
+
+        path = kit.transcript(str(tmp_path), 1)
+        database = os.path.join(str(tmp_path), "detail.sqlite")
+        for _ in range(2):  # saved, then the grown transcript saved again over it
+            chat = adapter.read_chat("run-1", "", path)
+            tid = chat.transcript_id or "transcript"
+            with SessionStore(database) as store:
+                store.save(tid, chat.messages)
+            with SessionStore(database) as store:
+                loaded = store.load(tid)
+            assert loaded == chat.messages
+            for include_inactive in (False, True):
+                fresh = assemble_session_detail(chat.messages, include_inactive=include_inactive)
+                stored = assemble_session_detail(loaded, include_inactive=include_inactive)
+                assert stored == fresh
+            kit.append_turn(path)
+
+    def test_a_delta_parse_is_rejected_by_assemble_session_detail(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        from agentspool.core.detail import Parse, assemble_session_detail
+
+        path = kit.transcript(str(tmp_path), 1)
+        first = adapter.read_chat("run-1", "", path).messages
+        kit.append_turn(path)
+        grown = adapter.read_chat("run-1", "", path).messages
+        assert len(grown) > len(first)
+        with pytest.raises(DeltaParseError):
+            assemble_session_detail(grown[len(first) :])
+        with pytest.raises(DeltaParseError):
+            assemble_session_detail(Parse(messages=grown, complete=False))
+        whole = assemble_session_detail(Parse(messages=grown, complete=True))
+        assert whole == assemble_session_detail(grown)
 
 
 def load_adapter_fresh(adapter: Adapter) -> Adapter:

@@ -7,8 +7,13 @@
     ├── RuntimeDirError(AgentspoolError, PermissionError)  runtime dir not private to this user
     ├── UnknownProviderError(AgentspoolError, LookupError) no adapter registered under a name
     ├── SettingsError(AgentspoolError, ValueError)         a settings/config file we must not edit
-    └── TranscriptGoneError(AgentspoolError, FileNotFoundError)
-                                                           a located transcript vanished
+    ├── TranscriptGoneError(AgentspoolError, FileNotFoundError)
+    │                                                      a located transcript vanished
+    ├── DeltaParseError(AgentspoolError, ValueError)       records that are not one complete
+    │                                                      parse (a delta) given to
+    │                                                      assemble_session_detail
+    └── StoreError(AgentspoolError, RuntimeError)          a session store we cannot use as is
+                                                           (newer schema, bad records)
 
 Each carries the offending object as attributes and names it in ``str()``, so the CLI's
 one-line error is always "<what>: <path or value>: <problem>". This module is standard
@@ -51,3 +56,19 @@ class TranscriptGoneError(AgentspoolError, FileNotFoundError):
         super().__init__(f"transcript of run {run_id!r} is gone: {path}")
         self.run_id = run_id
         self.path = path
+
+
+class DeltaParseError(AgentspoolError, ValueError):
+    """``assemble_session_detail`` got records that are not one complete parse."""
+
+    def __init__(self, problem: str, seq: int = 0) -> None:
+        super().__init__(f"session detail needs one complete parse: {problem}")
+        self.problem = problem
+        self.seq = seq
+
+
+class StoreError(AgentspoolError, RuntimeError):
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"session store {path}: {problem}")
+        self.path = path
+        self.problem = problem

@@ -38,7 +38,14 @@ class Kit:
         return path
 
     def append_turn(self, path: str) -> bytes:
-        prompt_id, user, reply = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+        """One turn as the TUI writes it: the prompt, an assistant ``tool_use`` line (one
+        content block per line), the user ``tool_result`` line that answers it (with
+        ``promptId``, ``sourceToolAssistantUUID`` and ``toolUseResult``), the closing
+        reply and ``turn_duration`` — shapes from captures/claude-code/tui-permission-approve.
+        """
+        prompt_id, user = str(uuid.uuid4()), str(uuid.uuid4())
+        call, result, reply = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+        tool_use_id = "toolu_" + uuid.uuid4().hex[:24]
         base: dict[str, Any] = {
             "isSidechain": False,
             "sessionId": SESSION,
@@ -46,6 +53,15 @@ class Kit:
             "version": "2.1.328",
             "userType": "external",
         }
+
+        def usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
+            return {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "cache_read_input_tokens": 5,
+                "cache_creation_input_tokens": 0,
+            }
+
         lines = [
             {
                 "type": "file-history-snapshot",
@@ -65,8 +81,59 @@ class Kit:
             {
                 **base,
                 "type": "assistant",
-                "uuid": reply,
+                "uuid": call,
                 "parentUuid": user,
+                "timestamp": self._tick(),
+                "requestId": "req_" + call[:8],
+                "message": {
+                    "id": "msg_" + call[:12],
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "stop_reason": "tool_use",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": tool_use_id,
+                            "name": "Bash",
+                            "input": {"command": "echo hi", "description": "Say hi"},
+                        }
+                    ],
+                    "usage": usage(8, 20),
+                },
+            },
+            {
+                **base,
+                "type": "user",
+                "uuid": result,
+                "parentUuid": call,
+                "promptId": prompt_id,
+                "timestamp": self._tick(),
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "tool_use_id": tool_use_id,
+                            "type": "tool_result",
+                            "content": "hi",
+                            "is_error": False,
+                        }
+                    ],
+                },
+                "toolUseResult": {
+                    "stdout": "hi",
+                    "stderr": "",
+                    "interrupted": False,
+                    "isImage": False,
+                    "noOutputExpected": False,
+                },
+                "sourceToolAssistantUUID": call,
+            },
+            {
+                **base,
+                "type": "assistant",
+                "uuid": reply,
+                "parentUuid": result,
                 "timestamp": self._tick(),
                 "requestId": "req_" + reply[:8],
                 "message": {
@@ -76,12 +143,7 @@ class Kit:
                     "model": "claude-sonnet-4-5",
                     "stop_reason": "end_turn",
                     "content": [{"type": "text", "text": "hi"}],
-                    "usage": {
-                        "input_tokens": 10,
-                        "output_tokens": 2,
-                        "cache_read_input_tokens": 5,
-                        "cache_creation_input_tokens": 0,
-                    },
+                    "usage": usage(10, 2),
                 },
             },
             {
@@ -92,7 +154,7 @@ class Kit:
                 "parentUuid": reply,
                 "timestamp": self._tick(),
                 "durationMs": 900,
-                "messageCount": 2,
+                "messageCount": 4,
                 "isMeta": False,
             },
         ]

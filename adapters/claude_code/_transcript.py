@@ -135,6 +135,8 @@ class _AsyncLaunch(msgspec.Struct):
 
 
 _decode_line = msgspec.json.Decoder(_Line).decode
+
+
 class _LaunchLine(msgspec.Struct, rename="camel"):
     """Second look at an ``Agent`` result line only: ``toolUseResult`` is often large
     (a Bash result repeats its whole output there), so the main view never decodes it."""
@@ -174,7 +176,6 @@ _BOOKKEEPING_BYTES = frozenset(t.encode() for t in BOOKKEEPING)
 # Attachment records are chain records (`{"parentUuid":…,"isSidechain":…,"attachment":{…`)
 # whose payload comes before their type: the key within the first bytes identifies them.
 _ATTACHMENT_KEY = b',"attachment":{'
-
 
 
 def _text_of(content: str | list[_Part] | None) -> str:

@@ -59,7 +59,11 @@ class Kit:
         return path
 
     def append_turn(self, path: str) -> bytes:
+        """One exec turn: prompt, an ``exec_command`` ``function_call`` and its
+        ``function_call_output`` (joined by ``call_id``), the reply, usage, completion —
+        shapes from captures/codex/b_exec_commands."""
         turn = str(uuid.uuid4())
+        call = f"call_{uuid.uuid4().hex[:12]}"
         meta = {"internal_chat_message_metadata_passthrough": {"turn_id": turn}}
         data = "".join(
             [
@@ -88,6 +92,29 @@ class Kit:
                         "id": f"msg_u_{turn}",
                         "role": "user",
                         "content": [{"type": "input_text", "text": "say hi"}],
+                        **meta,
+                    },
+                ),
+                self._line(
+                    "response_item",
+                    {
+                        "type": "function_call",
+                        "status": "completed",
+                        "id": f"fc_{call}",
+                        "name": "exec_command",
+                        "arguments": json.dumps({"cmd": "echo hi"}),
+                        "call_id": call,
+                        **meta,
+                    },
+                ),
+                self._line(
+                    "response_item",
+                    {
+                        "type": "function_call_output",
+                        "id": f"fco_{turn}",
+                        "call_id": call,
+                        "output": "Chunk ID: 8faacd\nWall time: 0.0000 seconds\n"
+                        "Process exited with code 0\nOriginal token count: 1\nOutput:\nhi\n",
                         **meta,
                     },
                 ),

@@ -1,0 +1,240 @@
+"""``SessionStore``: exact round trips (every real capture, edge values, properties),
+idempotent re-saves, the schema guard."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentspool.adapters import registry
+from agentspool.adapters._fake_kit import Kit as FakeKit
+from agentspool.adapters.fake import ScriptedAdapter
+from agentspool.adapters.seam import Message, Usage
+from agentspool.core import store as store_module
+from agentspool.core.detail import assemble_session_detail
+from agentspool.core.store import SessionStore
+from agentspool.errors import AgentspoolError, StoreError
+
+CAPTURES = Path(__file__).resolve().parents[1] / "live" / "captures"
+
+
+def real_captures() -> list[tuple[str, Path]]:
+    found = [("claude-code", p) for p in sorted(CAPTURES.glob("claude-code/*/transcript/*.jsonl"))]
+    found += [("codex", p) for p in sorted(CAPTURES.glob("codex/*/rollout-*.jsonl"))]
+    return found
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    with SessionStore(str(tmp_path / "store.sqlite")) as opened:
+        yield opened
+
+
+def test_there_is_a_column_for_every_message_field_in_order() -> None:
+    assert tuple(name for name, _ in store_module._COLUMNS) == Message.__struct_fields__
+
+
+def test_every_real_capture_round_trips_exactly_through_one_database(tmp_path: Path) -> None:
+    database = str(tmp_path / "all.sqlite")
+    saved: dict[str, list[Message]] = {}
+    with SessionStore(database) as store:
+        for name, path in real_captures():
+            chat = registry.load(name).read_chat("run-1", "", str(path))
+            assert chat.transcript_id
+            saved[chat.transcript_id] = chat.messages
+            assert store.load(store.save(chat.transcript_id, chat.messages)) == chat.messages
+    assert len(saved) == len(real_captures()), "every capture is its own transcript identity"
+    with SessionStore(database) as reopened:  # a new connection reads what was committed
+        assert reopened.transcript_ids() == sorted(saved)
+        for tid, messages in saved.items():
+            loaded = reopened.load(tid)
+            assert loaded == messages
+            for include_inactive in (False, True):
+                assert assemble_session_detail(
+                    loaded, include_inactive=include_inactive
+                ) == assemble_session_detail(messages, include_inactive=include_inactive)
+
+
+def test_edge_values_survive_exactly(store: SessionStore) -> None:
+    messages = [
+        Message(seq=1, id="a", kind="text", role="user"),  # every default
+        Message(
+            seq=2,
+            id="b",
+            kind="tool_call",
+            role="assistant",
+            text="zero\x00byte, emoji 🧪, quote \" and 'apostrophe', newline\n",
+            tool_input={},
+            usage=Usage(),
+            is_meta=True,
+            is_error=True,
+            visibility="inactive",
+        ),
+        Message(
+            seq=7,  # seqs need not be contiguous for the store, only increasing
+            id="c",
+            kind="tool_result",
+            role="tool",
+            tool_input={
+                "big": 2**80,
+                "neg": -1,
+                "float": 1.5,
+                "whole_float": 2.0,
+                "none": None,
+                "nested": [{"a": [True, False, None, "ü"]}, []],
+                "": "empty key",
+            },
+            usage=Usage(input_tokens=1, output_tokens=2, cached_input_tokens=3, reasoning_tokens=4),
+            visibility="hidden",
+            message_id="msg",
+            agent_id="agent",
+            parent_id="parent",
+            presentation="shell",
+            tool_name="Bash",
+            tool_use_id="t",
+            timestamp="2026-11-30T00:06:37.280Z",
+        ),
+    ]
+    loaded = store.load(store.save("t", messages))
+    assert loaded == messages
+    assert loaded[0].tool_input is None and loaded[0].usage is None
+    assert loaded[1].tool_input == {} and loaded[1].usage == Usage()
+    assert type(loaded[2].tool_input and loaded[2].tool_input["whole_float"]) is float
+    assert (loaded[1].is_meta, loaded[1].is_error) == (True, True)
+
+
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+_messages = st.lists(
+    st.builds(
+        Message,
+        id=st.text(),
+        kind=st.sampled_from(["text", "tool_call", "tool_result", "summary", "subagent"]),
+        role=st.sampled_from(["user", "assistant", "system", "tool"]),
+        text=st.text(),
+        visibility=st.sampled_from(["visible", "inactive", "hidden"]),
+        is_meta=st.booleans(),
+        tool_input=st.none() | st.dictionaries(st.text(), _json, max_size=4),
+        is_error=st.booleans(),
+        agent_id=st.sampled_from(["", "a1"]),
+        usage=st.none()
+        | st.builds(Usage, **{f: st.integers(0, 2**40) for f in Usage.__struct_fields__}),
+        message_id=st.sampled_from(["", "m1", "m2"]),
+        tool_use_id=st.sampled_from(["", "t1", "t2"]),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_messages)
+def test_any_canonical_stream_round_trips_and_assembles_the_same(
+    messages: list[Message],
+) -> None:
+    for seq, message in enumerate(messages, 1):
+        message.seq = seq
+    with SessionStore(":memory:") as memory:
+        loaded = memory.load(memory.save("t", messages))
+    assert loaded == messages
+    assert assemble_session_detail(loaded, include_inactive=True) == assemble_session_detail(
+        messages, include_inactive=True
+    )
+
+
+def test_saving_the_same_records_again_writes_nothing(store: SessionStore) -> None:
+    messages = _fake_stream(Path(store.path).parent, turns=2)
+    store.save("t", messages)
+    before = store.changes
+    store.save("t", messages)
+    store.save("t", list(messages))
+    assert store.changes == before
+    assert store.load("t") == messages
+
+
+def test_a_grown_parse_writes_only_its_new_and_changed_rows(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    kit, path = FakeKit(), str(tmp_path / "t")
+    os.makedirs(path)
+    transcript = kit.transcript(path, 1)
+    first = ScriptedAdapter().read_chat("r", "", transcript).messages
+    store.save("t", first)
+    kit.append_turn(transcript)
+    grown = ScriptedAdapter().read_chat("r", "", transcript).messages
+    grown[0].text = "edited"
+    before = store.changes
+    store.save("t", grown)
+    assert store.changes - before == len(grown) - len(first) + 1
+    assert store.load("t") == grown
+
+
+def test_a_shorter_parse_replaces_the_stored_records(store: SessionStore) -> None:
+    messages = _fake_stream(Path(store.path).parent, turns=2)
+    store.save("t", messages)
+    store.save("t", messages[:3])
+    assert store.load("t") == messages[:3]
+    store.save("t", [])
+    assert store.load("t") == []
+
+
+def test_identities_are_kept_apart(store: SessionStore) -> None:
+    a = [Message(seq=1, id="a", kind="text", role="user", text="first identity")]
+    b = [Message(seq=1, id="b", kind="text", role="user", text="after /clear")]
+    store.save("one", a)
+    store.save("two", b)
+    assert (store.load("one"), store.load("two"), store.load("unknown")) == (a, b, [])
+    assert store.transcript_ids() == ["one", "two"]
+
+
+@pytest.mark.parametrize("seqs", [[1, 1], [2, 1]])
+def test_records_out_of_order_are_refused(store: SessionStore, seqs: list[int]) -> None:
+    records = [Message(seq=s, id=str(i), kind="text", role="user") for i, s in enumerate(seqs)]
+    with pytest.raises(StoreError) as info:
+        store.save("t", records)
+    assert isinstance(info.value, AgentspoolError)
+    assert store.load("t") == []
+
+
+def test_the_database_is_private_and_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "private.sqlite"
+    with SessionStore(str(path)) as store:
+        store.save("t", [Message(seq=1, id="a", kind="text", role="user")])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [
+            (store_module.SCHEMA_VERSION,)
+        ]
+    finally:
+        raw.close()
+
+
+def test_a_store_written_by_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "newer.sqlite")
+    SessionStore(path).close()
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute("UPDATE schema_version SET version = ?", (store_module.SCHEMA_VERSION + 1,))
+    raw.close()
+    with pytest.raises(StoreError, match="schema version"):
+        SessionStore(path)
+
+
+def _fake_stream(directory: Path, turns: int) -> list[Message]:
+    transcript = FakeKit().transcript(str(directory), turns)
+    return ScriptedAdapter().read_chat("r", "", transcript).messages
