@@ -18,7 +18,7 @@ from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.compose import compose_chat
 from agentspool.adapters.events import Event
-from agentspool.adapters.seam import Capabilities, Chat, Message, Spawn
+from agentspool.adapters.seam import Capabilities, Chat, Message, Spawn, Trust
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool import signature, sweep
 from agentspool.spool.files import write_private_file
@@ -61,12 +61,22 @@ class ScriptedAdapter:
     name: ClassVar[str] = "fake"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
 
-    def setup(self, run_id: str, runtime_dir: str) -> Spawn:
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
         path = os.path.join(ensure_run_dir(runtime_dir, run_id), "fake.settings.json")
         write_private_file(path, b"{}\n")
         return Spawn(
             args=["--settings", path], settings_path=path, run_dir=run_dir(runtime_dir, run_id)
         )
+
+    def untrust(self, config_home: str | None = None) -> bool:
+        return False
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         return signature.spool_sig(run_id, runtime_dir)

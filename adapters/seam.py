@@ -55,6 +55,7 @@ __all__ = [
     "SweepReport",
     "TaskState",
     "TranscriptGoneError",
+    "Trust",
     "Usage",
     "Visibility",
 ]
@@ -63,6 +64,7 @@ ChatState = Literal["idle", "working", "needs_input", "question", "ended"]
 Activity = Literal["unknown", "working", "needs_input", "idle"]
 TaskState = Literal["active", "blocked", "done"]
 Visibility = Literal["visible", "inactive", "hidden"]
+Trust = Literal["bypass", "config"]
 
 
 class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
@@ -74,6 +76,9 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     """The provider marks superseded records itself (branch, undo, rewind) → ``inactive``."""
     follows_clear: bool = True
     """``/clear`` starts a new transcript identity that ``locate_transcript`` follows."""
+    hook_trust: bool = False
+    """The CLI runs hooks only once trusted: ``setup(trust="config")`` records the trust
+    in the CLI's config (``untrust`` reverses it); ``trust="bypass"`` uses a flag."""
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -219,8 +224,23 @@ class Adapter(Protocol):
         """The run's current transcript path; ``""`` while not known. Follows ``/clear``."""
         ...
 
-    def setup(self, run_id: str, runtime_dir: str) -> Spawn:
-        """Render per-run hook settings into the run dir; return what to add to the spawn."""
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
+        """Render per-run hook settings into the run dir; return what to add to the spawn.
+
+        ``trust``/``config_home`` matter only with ``capabilities.hook_trust``; an adapter
+        without a trust gate refuses ``trust="config"`` (``SettingsError``).
+        """
+        ...
+
+    def untrust(self, config_home: str | None = None) -> bool:
+        """Remove the trust ``setup(trust="config")`` recorded; False if there was none."""
         ...
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:

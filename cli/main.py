@@ -50,9 +50,15 @@ def _parser() -> argparse.ArgumentParser:
         "--trust",
         choices=["bypass", "config"],
         default="bypass",
-        help="codex only: how hooks pass the trust gate (see README)",
+        help="for a CLI whose hooks must be trusted (codex): add its bypass flag, or "
+        "record the trust in its config (see README)",
     )
-    p.add_argument("--codex-home", default=None, help="codex only, with --trust config")
+    p.add_argument(
+        "--config-home",
+        default=None,
+        metavar="DIR",
+        help="with --trust config: the CLI's config dir (codex: default $CODEX_HOME)",
+    )
     p.set_defaults(func=_cmd_setup)
 
     p = sub.add_parser("sig", help="print the run's spool signature (changes with evidence)")
@@ -101,8 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_read)
 
     p = sub.add_parser("untrust", help="remove agentspool's trusted-hook block from Codex config")
-    p.add_argument("provider", choices=["codex"])
-    p.add_argument("--codex-home", default=None)
+    p.add_argument("provider", choices=providers)
+    p.add_argument("--config-home", default=None, metavar="DIR")
     p.set_defaults(func=_cmd_untrust)
     return parser
 
@@ -112,18 +118,13 @@ def _cmd_setup(args: argparse.Namespace) -> int:
 
     from agentspool import api
 
-    if args.provider == "codex":
-        from agentspool.adapters.codex import _lifecycle
-        from agentspool.spool.layout import default_runtime_dir
-
-        spawn = _lifecycle.setup(
-            args.run_id,
-            args.runtime_dir or default_runtime_dir(),
-            trust_mode=args.trust,
-            home=args.codex_home,
-        )
-    else:
-        spawn = api.setup(args.provider, args.run_id, args.runtime_dir)
+    spawn = api.setup(
+        args.provider,
+        args.run_id,
+        args.runtime_dir,
+        trust=args.trust,
+        config_home=args.config_home,
+    )
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(spawn) + b"\n")
     else:
@@ -195,9 +196,9 @@ def _cmd_read(args: argparse.Namespace) -> int:
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:
-    from agentspool.adapters.codex import _lifecycle
+    from agentspool import api
 
-    removed = _lifecycle.untrust(args.codex_home)
+    removed = api.untrust(args.provider, args.config_home)
     print("removed agentspool's trusted hooks" if removed else "nothing to remove")
     return 0
 

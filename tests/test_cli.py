@@ -161,13 +161,48 @@ def test_untrust_codex(tmp_path, capsys):
                 str(tmp_path / "rt"),
                 "--trust",
                 "config",
-                "--codex-home",
+                "--config-home",
                 str(home),
             ]
         )
         == 0
     )
     capsys.readouterr()
-    assert main(["untrust", "codex", "--codex-home", str(home)]) == 0
+    assert main(["untrust", "codex", "--config-home", str(home)]) == 0
     assert capsys.readouterr().out == "removed agentspool's trusted hooks\n"
     assert (home / "config.toml").read_text() == 'model = "o3"\n'
+
+
+def test_trust_config_is_refused_for_a_cli_without_a_trust_gate(tmp_path, capsys):
+    code = main(
+        [
+            "setup",
+            "claude-code",
+            "--run-id",
+            "r",
+            "--runtime-dir",
+            str(tmp_path / "rt"),
+            "--trust",
+            "config",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and "no hook trust gate" in err
+
+
+def test_no_provider_is_named_outside_its_adapter() -> None:
+    """Core, the CLI and the public API branch on capabilities, never on a provider."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"==\s*['\"](claude-code|codex)['\"]|adapters\.(claude_code|codex)")
+    hits = [
+        f"{p.relative_to(root)}:{n}"
+        for folder in ("core", "cli", "api")
+        for p in sorted((root / folder).rglob("*.py"))
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert hits == []

@@ -35,8 +35,8 @@ from agentspool.adapters.claude_code import _lifecycle, _signals
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
 from agentspool.adapters.compose import compose_chat
 from agentspool.adapters.events import Event, InputRequested
-from agentspool.adapters.seam import Capabilities, Chat, Spawn
-from agentspool.errors import TranscriptGoneError
+from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
+from agentspool.errors import SettingsError, TranscriptGoneError
 from agentspool.spool import signature, sweep
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
@@ -117,8 +117,20 @@ class ClaudeCode:
         self._transcripts: dict[tuple[str, str, str], _TranscriptView] = {}
 
     # -- lifecycle -------------------------------------------------------------------
-    def setup(self, run_id: str, runtime_dir: str) -> Spawn:
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
+        if trust != "bypass":
+            raise SettingsError(self.name, "Claude Code has no hook trust gate to record")
         return _lifecycle.setup(run_id, runtime_dir)
+
+    def untrust(self, config_home: str | None = None) -> bool:
+        return False  # no trust gate: nothing was ever recorded
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         return signature.spool_sig(run_id, runtime_dir)

@@ -47,7 +47,7 @@ from agentspool.adapters.codex._rollout import (
 )
 from agentspool.adapters.compose import compose_chat
 from agentspool.adapters.events import Event, InputRequested
-from agentspool.adapters.seam import Capabilities, Chat, Spawn
+from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool import signature, sweep
 from agentspool.spool.layout import run_dir
@@ -122,15 +122,25 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
 
 class Codex:
     name: ClassVar[str] = "codex"
-    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, hook_trust=True)
 
     def __init__(self) -> None:
         self._spools: dict[tuple[str, str], _SpoolView] = {}
         self._rollouts: dict[tuple[str, str, str], _RolloutView] = {}
 
     # -- lifecycle -------------------------------------------------------------------
-    def setup(self, run_id: str, runtime_dir: str) -> Spawn:
-        return _lifecycle.setup(run_id, runtime_dir)
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
+        return _lifecycle.setup(run_id, runtime_dir, trust_mode=trust, home=config_home)
+
+    def untrust(self, config_home: str | None = None) -> bool:
+        return _lifecycle.untrust(config_home)
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         return signature.spool_sig(run_id, runtime_dir)
