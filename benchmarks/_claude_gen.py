@@ -214,15 +214,20 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
     return lines
 
 
+# Key order of 2.1.328's records, as seen in tests/live/captures/claude-code/.
+_LEADING = {
+    "user": ("parentUuid", "isSidechain", "promptId", "type", "message"),
+    "assistant": ("parentUuid", "isSidechain", "message", "requestId", "apiBlockIndex", "type"),
+    "attachment": ("parentUuid", "isSidechain", "attachment", "type"),
+    "system": ("parentUuid", "isSidechain", "type", "subtype"),
+}
+
+
 def _real_order(line: dict[str, object]) -> dict[str, object]:
-    """2.1.328's key order: bookkeeping records open with "type"; conversation records
-    open with parentUuid/isSidechain, then the message, and say their type after it."""
-    if "parentUuid" not in line:
-        return {"type": line["type"], **line}
-    head = {k: line[k] for k in ("parentUuid", "isSidechain") if k in line}
-    body = {k: v for k, v in line.items() if k not in head and k != "type"}
-    payload = {k: body.pop(k) for k in ("message", "attachment") if k in body}
-    return {**head, **payload, "type": line["type"], **body}
+    """Bookkeeping records open with "type"; chain records open as _LEADING says."""
+    leading = _LEADING.get(str(line["type"]), ("type",))
+    head = {k: line[k] for k in leading if k in line}
+    return {**head, **{k: v for k, v in line.items() if k not in head}}
 
 
 def write(path: str, size: int, seed: int = 7) -> int:

@@ -176,6 +176,8 @@ _BOOKKEEPING_BYTES = frozenset(t.encode() for t in BOOKKEEPING)
 # Attachment records are chain records (`{"parentUuid":…,"isSidechain":…,"attachment":{…`)
 # whose payload comes before their type: the key within the first bytes identifies them.
 _ATTACHMENT_KEY = b',"attachment":{'
+# Stop-hook summaries (one per turn in the TUI) say their subtype near the start too.
+_HOOK_SUMMARY = b'"subtype":"stop_hook_summary"'
 
 
 def _text_of(content: str | list[_Part] | None) -> str:
@@ -249,7 +251,11 @@ class TranscriptParser:
             end = raw.find(b'"', 9, 64)
             if end > 0 and raw[9:end] in _BOOKKEEPING_BYTES:
                 return
-        elif raw.find(_ATTACHMENT_KEY, 0, 128) > 0 or not raw.strip():
+        elif (
+            raw.find(_ATTACHMENT_KEY, 0, 128) > 0
+            or raw.find(_HOOK_SUMMARY, 0, 200) > 0
+            or not raw.strip()
+        ):
             return
         try:
             line = _decode_line(raw)
@@ -280,10 +286,9 @@ class TranscriptParser:
         else:
             self.unknown += 1
 
-    def _add(self, **fields: Any) -> Message:
-        message = Message(seq=len(self.messages) + 1, **fields)
+    def _add(self, message: Message) -> None:
+        message.seq = len(self.messages) + 1
         self.messages.append(message)
-        return message
 
     def _user(self, line: _Line, raw: bytes) -> None:
         msg = line.message
@@ -302,15 +307,17 @@ class TranscriptParser:
                     if name in ("Agent", "Task"):
                         self._launched(raw)
                     self._add(
-                        id=f"{uid}:{i}",
-                        kind="tool_result",
-                        role="tool",
-                        text=_text_of(block.content),
-                        timestamp=stamp,
-                        tool_name=name,
-                        tool_use_id=tool_use_id,
-                        parent_id=line.parent_uuid or "",
-                        is_error=bool(block.is_error),
+                        Message(
+                            id=f"{uid}:{i}",
+                            kind="tool_result",
+                            role="tool",
+                            text=_text_of(block.content),
+                            timestamp=stamp,
+                            tool_name=name,
+                            tool_use_id=tool_use_id,
+                            parent_id=line.parent_uuid or "",
+                            is_error=bool(block.is_error),
+                        )
                     )
                     self.events.append(
                         ev.ToolFinished(
@@ -330,12 +337,14 @@ class TranscriptParser:
             return
         if text.startswith(INTERRUPT_PREFIX):
             self._add(
-                id=uid,
-                kind="interrupt",
-                role="user",
-                text=text,
-                timestamp=stamp,
-                parent_id=line.parent_uuid or "",
+                Message(
+                    id=uid,
+                    kind="interrupt",
+                    role="user",
+                    text=text,
+                    timestamp=stamp,
+                    parent_id=line.parent_uuid or "",
+                )
             )
             self.events.append(
                 ev.TurnStopped(
@@ -357,24 +366,28 @@ class TranscriptParser:
                 )
         if line.is_compact_summary:
             self._add(
-                id=uid,
-                kind="summary",
-                role="user",
-                text=text,
-                timestamp=stamp,
-                parent_id=line.parent_uuid or "",
+                Message(
+                    id=uid,
+                    kind="summary",
+                    role="user",
+                    text=text,
+                    timestamp=stamp,
+                    parent_id=line.parent_uuid or "",
+                )
             )
             return
         hidden = line.is_meta or text.lstrip().startswith("<system-reminder>")
         self._add(
-            id=uid,
-            kind="text",
-            role="user",
-            text=text,
-            timestamp=stamp,
-            visibility="hidden" if hidden else "visible",
-            is_meta=line.is_meta,
-            parent_id=line.parent_uuid or "",
+            Message(
+                id=uid,
+                kind="text",
+                role="user",
+                text=text,
+                timestamp=stamp,
+                visibility="hidden" if hidden else "visible",
+                is_meta=line.is_meta,
+                parent_id=line.parent_uuid or "",
+            )
         )
         local_command = text.lstrip().startswith(("<command-name>", "<local-command-"))
         if prompt_id and not hidden and not local_command:
@@ -414,21 +427,23 @@ class TranscriptParser:
             }
             usage = None
             if line.is_api_error_message:
-                self._add(kind="error", text=block.text or "", is_error=True, **common)
+                self._add(Message(kind="error", text=block.text or "", is_error=True, **common))
             elif block.type == "text":
-                self._add(kind="text", text=block.text or "", **common)
+                self._add(Message(kind="text", text=block.text or "", **common))
             elif block.type == "thinking":
-                self._add(kind="thinking", text=block.thinking or "", **common)
+                self._add(Message(kind="thinking", text=block.thinking or "", **common))
             elif block.type == "tool_use":
                 name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
                 self.open_tools[tool_use_id] = (name, tool_input)
                 self._add(
-                    kind="tool_call",
-                    tool_name=name,
-                    tool_use_id=tool_use_id,
-                    tool_input=tool_input,
-                    presentation=presentation(name),
-                    **common,
+                    Message(
+                        kind="tool_call",
+                        tool_name=name,
+                        tool_use_id=tool_use_id,
+                        tool_input=tool_input,
+                        presentation=presentation(name),
+                        **common,
+                    )
                 )
                 self.events.append(
                     ev.ToolStarted(
@@ -503,17 +518,21 @@ class TranscriptParser:
             )
         elif line.subtype == "compact_boundary":
             self._add(
-                id=uid,
-                kind="compaction",
-                role="system",
-                text=line.content or "",
-                timestamp=line.timestamp or "",
+                Message(
+                    id=uid,
+                    kind="compaction",
+                    role="system",
+                    text=line.content or "",
+                    timestamp=line.timestamp or "",
+                )
             )
         elif line.subtype in ("local_command", "informational") and line.content:
             self._add(
-                id=uid,
-                kind="text",
-                role="system",
-                text=line.content,
-                timestamp=line.timestamp or "",
+                Message(
+                    id=uid,
+                    kind="text",
+                    role="system",
+                    text=line.content,
+                    timestamp=line.timestamp or "",
+                )
             )
