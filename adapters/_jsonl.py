@@ -2,9 +2,9 @@
 
 ``JsonlFollower.read()`` hands each *complete* new line (with its newline) to
 ``on_line`` and leaves a torn last line for the next call, so a re-read costs only the
-appended bytes. The file is
-followed by identity: replaced (new inode) or shrunk means start over (``reset`` is
-called). The file is streamed line by line: memory follows the longest line, not the file.
+appended bytes. The file is followed by identity: replaced (new inode) or shrunk means
+start over (``reset`` is called). It is streamed line by line: memory follows the longest
+line, not the file.
 """
 
 from __future__ import annotations
