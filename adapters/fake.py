@@ -24,8 +24,7 @@ from agentspool.spool import signature, sweep
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import ensure_run_dir, run_dir
 from agentspool.spool.read import SpoolReader
-from agentspool.spool.write import append as spool_append
-from agentspool.spool.write import frame, open_run_dir
+from agentspool.spool.write import append_record
 
 SPOOL_EVENT = "Canonical"
 
@@ -47,14 +46,7 @@ def write_line(path: str, line: Line) -> None:
 
 def emit(runtime_dir: str, run_id: str, event: Event) -> None:
     """Append one canonical event to the run's spool, as a hook would."""
-    fd = open_run_dir(run_dir(runtime_dir, run_id))
-    try:
-        payload = _encode(Line(event=event))
-        spool_append(
-            fd, "events.spool", frame(SPOOL_EVENT, payload, len(payload), -1, 0, os.getpid())
-        )
-    finally:
-        os.close(fd)
+    append_record(run_dir(runtime_dir, run_id), SPOOL_EVENT, _encode(Line(event=event)))
 
 
 class ScriptedAdapter:

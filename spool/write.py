@@ -131,3 +131,12 @@ def append_capped(dir_fd: int, name: str, text: str, cap: int = FAULT_LOG_CAP) -
             posix.write(fd, text.encode("utf-8", "replace"))
     finally:
         posix.close(fd)
+
+
+def append_record(run_dir: str, event: str, payload: bytes, agent_pid: int = 0) -> None:
+    """Append one whole record to a run's spool, as a hook would (for tools and tests)."""
+    fd = open_run_dir(run_dir)
+    try:
+        append(fd, EVENTS_FILE, frame(event, payload, len(payload), -1, agent_pid, posix.getpid()))
+    finally:
+        posix.close(fd)

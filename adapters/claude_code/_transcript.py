@@ -18,7 +18,8 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters import events as ev
-from agentspool.adapters.seam import DialogOption, DialogQuestion, Message, PendingDialog, Usage
+from agentspool.adapters._dialogs import question_dialog
+from agentspool.adapters.seam import Message, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
 BOOKKEEPING = frozenset(
@@ -193,32 +194,7 @@ def dialog_for(tool_name: str, tool_use_id: str, tool_input: dict[str, Any]) -> 
         return PendingDialog(
             kind="plan_approval", tool_use_id=tool_use_id, prompt=str(tool_input.get("plan", ""))
         )
-    questions = []
-    for q in tool_input.get("questions") or []:
-        if not isinstance(q, dict):
-            continue
-        options = [
-            DialogOption(label=str(o.get("label", "")), description=str(o.get("description", "")))
-            for o in q.get("options") or []
-            if isinstance(o, dict)
-        ]
-        questions.append(
-            DialogQuestion(
-                prompt=str(q.get("question", "")),
-                header=str(q.get("header", "")),
-                options=options,
-                multi_select=bool(q.get("multiSelect", False)),
-            )
-        )
-    first = questions[0] if questions else DialogQuestion(prompt="")
-    return PendingDialog(
-        kind="question",
-        tool_use_id=tool_use_id,
-        prompt=first.prompt,
-        options=first.options,
-        multi_select=first.multi_select,
-        questions=questions,
-    )
+    return question_dialog(tool_use_id, tool_input.get("questions"))
 
 
 def usage_of(api: _ApiUsage) -> Usage:

@@ -10,8 +10,7 @@ import uuid
 from typing import Any
 
 from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append as spool_append
-from agentspool.spool.write import frame, open_run_dir
+from agentspool.spool.write import append_record
 
 THREAD = "01a229b9-9fc2-7942-86e4-00000000c0de"
 
@@ -200,10 +199,5 @@ class Kit:
                 },
             ),
         ]
-        fd = open_run_dir(run_dir(runtime_dir, run_id))
-        try:
-            for event, payload in hooks:
-                raw = json.dumps(payload).encode()
-                spool_append(fd, "events.spool", frame(event, raw, len(raw), -1, 0, os.getpid()))
-        finally:
-            os.close(fd)
+        for event, payload in hooks:
+            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())

@@ -28,7 +28,8 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters import events as ev
-from agentspool.adapters.seam import DialogOption, DialogQuestion, Message, PendingDialog, Usage
+from agentspool.adapters._dialogs import question_dialog
+from agentspool.adapters.seam import Message, PendingDialog, Usage
 from agentspool.errors import AgentspoolError, TranscriptGoneError
 
 QUESTION_TOOL = "request_user_input"
@@ -223,32 +224,7 @@ def arguments_of(raw: str | None) -> dict[str, Any]:
 def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
     """``request_user_input``'s ``questions[{id, header, question, options[{label,
     description}]}]`` as the dialog the operator sees."""
-    questions = []
-    for q in arguments.get("questions") or []:
-        if not isinstance(q, dict):
-            continue
-        options = [
-            DialogOption(label=str(o.get("label", "")), description=str(o.get("description", "")))
-            for o in q.get("options") or []
-            if isinstance(o, dict)
-        ]
-        questions.append(
-            DialogQuestion(
-                prompt=str(q.get("question", "")),
-                header=str(q.get("header", "")),
-                options=options,
-                multi_select=bool(q.get("multiSelect", False)),
-            )
-        )
-    first = questions[0] if questions else DialogQuestion(prompt="")
-    return PendingDialog(
-        kind="question",
-        tool_use_id=tool_use_id,
-        prompt=first.prompt,
-        options=first.options,
-        multi_select=first.multi_select,
-        questions=questions,
-    )
+    return question_dialog(tool_use_id, arguments.get("questions"))
 
 
 class RolloutParser:
