@@ -1,4 +1,11 @@
-"""Generate a large Claude Code transcript with the real record shapes (2.1.328, §9)."""
+"""Generate a large Claude Code transcript with the real record shapes (2.1.328, §9).
+
+The mix follows what the real CLI writes (tests/live/captures/claude-code/): every API
+request adds a ~35 KB ``prompt_snapshot`` attachment, a request blob and a request record,
+which make up most of a real transcript's bytes; the conversation is sized like a coding
+session (multi-KB tool results), so it is *heavier* in conversation than the captures
+(~17 % of bytes against ~4 %). Keys are in the CLI's own order.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,48 @@ SESSION = "b3c4d5e6-0000-4000-8000-0000000000be"
 
 def _stamp(i: int) -> str:
     return f"2026-11-29T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+
+
+_FILLER = "You are Claude Code, an interactive CLI tool that helps users with software. " * 600
+
+
+def _attachment(
+    base: dict[str, object], parent: str, i: int, kind: str, size: int
+) -> dict[str, object]:
+    return {
+        **base,
+        "type": "attachment",
+        "uuid": str(uuid.uuid4()),
+        "parentUuid": parent,
+        "timestamp": _stamp(i),
+        "attachment": {"type": kind, "content": _FILLER[:size]},
+    }
+
+
+def _request(
+    base: dict[str, object], parent: str, i: int, rng: random.Random
+) -> list[dict[str, object]]:
+    snapshot = _attachment(base, parent, i, "prompt_snapshot", rng.randint(30000, 40000))
+    blob = {
+        "type": "api-request-blob",
+        "sessionId": SESSION,
+        "hash": uuid.uuid4().hex,
+        "message": {
+            "role": "user",
+            "content": [{"type": "text", "text": _FILLER[: rng.randint(800, 10000)]}],
+        },
+    }
+    request = {
+        "type": "api-request",
+        "sessionId": SESSION,
+        "id": str(uuid.uuid4()),
+        "timestamp": _stamp(i),
+        "version": "2.1.328",
+        "querySource": "repl_main_thread",
+        "params": {"model": "claude-sonnet-4-5", "max_tokens": 32000},
+        "tail": [uuid.uuid4().hex for _ in range(12)],
+    }
+    return [snapshot, blob, request]
 
 
 def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
@@ -60,41 +109,25 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
             "message": {"role": "user", "content": f"please {words}"},
         },
     ]
-    for kind in ("environment", "model", "deferred_tools_delta", "skill_listing", "date"):
-        lines.append(
-            {
-                **base,
-                "type": "attachment",
-                "uuid": str(uuid.uuid4()),
-                "parentUuid": user,
-                "timestamp": _stamp(i),
-                "attachment": {"type": kind, "rendered": words * 2},
-            }
-        )
-    lines.append(
-        {
-            "type": "api-request-blob",
-            "hash": uuid.uuid4().hex,
-            "message": {"role": "user", "content": [{"type": "text", "text": words * 8}]},
-        }
-    )
-    if i % 10 == 0:
-        lines.append(
-            {
-                "type": "api-request-shape",
-                "shapeHash": uuid.uuid4().hex,
-                "shape": {"system": "You are Claude Code. " * 3000},
-            }
-        )
-    lines.append(
-        {
-            "type": "api-request",
-            "id": str(uuid.uuid4()),
-            "querySource": "repl_main_thread",
-            "params": {"model": "claude-sonnet-4-5", "max_tokens": 32000},
-            "tail": [uuid.uuid4().hex for _ in range(8)],
-        }
-    )
+    # Per turn, as 2.1.328 writes them (sizes from tests/live/captures/claude-code/):
+    # context attachments, and per API request a prompt snapshot (~35 KB, the bulk of a
+    # real transcript's bytes), a request blob and the request record.
+    kinds = [
+        ("environment", 1400),
+        ("date", 500),
+        ("session_context", 400),
+        ("remote_session_change", 1250),
+    ]
+    if i == 0:
+        kinds += [
+            ("model", 750),
+            ("deferred_tools_delta", 1300),
+            ("skill_listing", 13600),
+            ("agent_listing_delta", 6000),
+        ]
+    for kind, size in kinds:
+        lines.append(_attachment(base, user, i, kind, size))
+    lines += _request(base, user, i, rng)
     lines.append(
         {
             **base,
@@ -167,6 +200,7 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
             },
         }
     )
+    lines += _request(base, tr, i, rng)
     msg2 = f"msg_{uuid.UUID(int=rng.getrandbits(128)).hex[:24]}"
     lines.append(
         {

@@ -1,4 +1,10 @@
-"""Generate a large Codex rollout with the real record shapes (0.169.0, research §4)."""
+"""Generate a large Codex rollout with the real record shapes (0.169.0, research §4).
+
+Per turn, the records and sizes the real CLI writes (tests/live/captures/codex/):
+settings and turn-context snapshots (~2.5-2.8 KB each), the prompt, a reasoning item, a
+command call whose output is repeated by its ``item_completed``, usage records, the
+answer. Tool output is sized like a coding session (multi-KB).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,9 @@ THREAD = "01a229c1-2e8b-79d3-86e5-00000000beef"
 
 def _stamp(i: int) -> str:
     return f"2026-11-29T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+
+
+_SETTINGS = "workspace-write read-only network disabled /work/project " * 80
 
 
 class _Writer:
@@ -73,7 +82,12 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
             {
                 "type": "thread_settings_applied",
                 "thread_id": THREAD,
-                "thread_settings": {"model": "gpt-5-codex", "approval_policy": "on-request"},
+                "thread_settings": {
+                    "model": "gpt-5-codex",
+                    "approval_policy": "on-request",
+                    # Real snapshots repeat the whole permission profile: ~2.5 KB.
+                    "permission_profile": _SETTINGS[:2300],
+                },
             },
         ),
         writer.line(
@@ -99,6 +113,9 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
                 "approval_policy": "on-request",
                 "model": "gpt-5-codex",
                 "summary": "auto",
+                # Real turn contexts carry the sandbox policy and collaboration mode:
+                # ~2.8 KB per turn.
+                "sandbox_policy": _SETTINGS[:2500],
             },
         ),
         writer.line(
@@ -226,6 +243,7 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
             {
                 "type": "token_count",
                 "info": {"total_token_usage": usage, "last_token_usage": usage},
+                "rate_limits": {"primary": {"used_percent": 1.0, "window_minutes": 300}},
             },
         ),
         writer.line(

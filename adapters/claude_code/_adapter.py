@@ -23,6 +23,7 @@ against ``procStart``), and evidence of a session id replaced by ``/clear``.
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -139,6 +140,13 @@ class ClaudeCode:
         self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
     ) -> sweep.SweepReport:
         return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
+
+    @staticmethod
+    def subagent_transcripts(transcript_path: str) -> list[str]:
+        """The subagents' own transcripts of a session (research §7): read each with
+        ``read_chat``; its messages carry the subagent's ``agent_id``."""
+        stem = os.path.splitext(transcript_path)[0]
+        return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
 
     # -- reading ---------------------------------------------------------------------
     def _spool(self, run_id: str, runtime_dir: str) -> _SpoolView:

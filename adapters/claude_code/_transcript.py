@@ -115,6 +115,7 @@ class _Line(msgspec.Struct, rename="camel"):
     uuid: str | None = None
     parent_uuid: str | None = None
     is_sidechain: bool = False
+    agent_id: str | None = None
     session_id: str | None = None
     timestamp: str | None = None
     prompt_id: str | None = None
@@ -217,6 +218,9 @@ class TranscriptParser:
         self.corrupt = 0
         self.unknown = 0
         self.turn = ""
+        self.sidechain: bool | None = None
+        self.agent_id = ""
+        """Set when this is a subagent's transcript: every message carries it."""
         self.open_tools: dict[str, tuple[str, dict[str, Any]]] = {}
         self.background: dict[str, None] = {}
         """Background agents launched and not yet reported back (insertion-ordered)."""
@@ -241,8 +245,13 @@ class TranscriptParser:
         kind = line.type
         if kind in BOOKKEEPING:
             return
-        if line.is_sidechain:
-            return  # subagent records live in their own files in 2.1.328
+        if self.sidechain is None:
+            # A subagent's own file (`<session>/subagents/agent-<id>.jsonl`) holds only
+            # sidechain records: it is read as that agent's conversation.
+            self.sidechain = line.is_sidechain
+            self.agent_id = line.agent_id or "" if line.is_sidechain else ""
+        if line.is_sidechain != self.sidechain:
+            return  # 2.1.328 keeps subagent records out of the main file; older CLIs did not
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
             self.events.append(
@@ -264,6 +273,8 @@ class TranscriptParser:
 
     def _add(self, message: Message) -> None:
         message.seq = len(self.messages) + 1
+        if self.agent_id:
+            message.agent_id = self.agent_id
         self.messages.append(message)
 
     def _user(self, line: _Line, raw: bytes) -> None:

@@ -78,14 +78,13 @@ class _RolloutView:
     def __init__(self, run_id: str, path: str) -> None:
         follower = ZstFollower if path.endswith(".zst") else JsonlFollower
         self.path = path
-        self.follower = follower(path, self._line, self._reset, run_id)
+        self.parser = RolloutParser(thread_id_from_path(path))
+        self.follower = follower(path, self.parser.feed_line, self._reset, run_id)
         self._reset()
-
-    def _line(self, raw: bytes) -> None:
-        self.parser.feed_line(raw)
 
     def _reset(self) -> None:
         self.parser = RolloutParser(thread_id_from_path(self.path))
+        self.follower.on_line = self.parser.feed_line
         self.merger = EventMerger()
         self.rollout_seen = 0
         self.spool_seen = 0

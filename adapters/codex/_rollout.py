@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import msgspec
 
@@ -73,6 +73,7 @@ class _Envelope(msgspec.Struct):
     ordinal: int = -1
     type: str = ""
     payload: msgspec.Raw = msgspec.Raw(b"{}")
+    """Raw here; the lines ``_typed_decoders`` decode carry the typed view instead."""
     metadata: msgspec.Raw = msgspec.Raw()
 
 
@@ -170,6 +171,47 @@ class _Retained(msgspec.Struct):
 
 
 _envelope = msgspec.json.Decoder(_Envelope).decode
+
+# Codex writes `{"timestamp":…,"ordinal":…,"type":"<type>","payload":{"type":"<kind>"…`:
+# records that carry nothing read here (per-turn settings snapshots, running token
+# counts, items that repeat response_items) are recognised from those first bytes and
+# skipped without decoding — they are most of a rollout's bytes after the first turn.
+_TYPE_KEY = b'"type":"'
+_SKIP_TYPES = frozenset({b"turn_context", b"world_state"})
+_SKIP_EVENTS = frozenset(
+    t.encode() for t in ("thread_settings_applied", "token_count", "item_started")
+)
+
+
+_SKIP = b"\0skip"
+
+
+def _record_kind(raw: bytes) -> bytes:
+    """The record's type from its first bytes; ``_SKIP`` for records read for nothing,
+    ``b""`` when the type is not where Codex writes it (then the line is decoded whole)."""
+    start = raw.find(_TYPE_KEY, 0, 96)
+    if start < 0:
+        return b""
+    start += len(_TYPE_KEY)
+    end = raw.find(b'"', start, start + 40)
+    kind = raw[start:end]
+    if kind in _SKIP_TYPES:
+        return _SKIP
+    if kind != b"event_msg":
+        return kind
+    start = raw.find(_TYPE_KEY, end, end + 24)
+    if start < 0:
+        return kind
+    start += len(_TYPE_KEY)
+    event = raw[start : raw.find(b'"', start, start + 40)]
+    if event in _SKIP_EVENTS:
+        return _SKIP
+    # item_completed matters only for the sub-agent link (CollabAgentToolCall).
+    if event == b"item_completed" and b'"CollabAgentToolCall"' not in raw[:600]:
+        return _SKIP
+    return kind
+
+
 _meta = msgspec.json.Decoder(_SessionMeta).decode
 _item_metadata = msgspec.json.Decoder(_ItemMetadata).decode
 _response_item = msgspec.json.Decoder(_ResponseItem).decode
@@ -178,6 +220,44 @@ _item = msgspec.json.Decoder(_Item).decode
 _usage_record = msgspec.json.Decoder(_UsageRecord).decode
 _compacted = msgspec.json.Decoder(_Compacted).decode
 _retained = msgspec.json.Decoder(_Retained).decode
+
+
+def _typed_decoders() -> dict[bytes, Callable[[bytes], _Envelope]]:
+    """One-pass decoders of a whole line whose payload view is known from its type."""
+    decoders: dict[bytes, Callable[[bytes], _Envelope]] = {}
+    for kind, view in (
+        ("session_meta", _SessionMeta),
+        ("response_item", _ResponseItem),
+        ("event_msg", _EventMsg),
+        ("token_usage_record", _UsageRecord),
+        ("compacted", _Compacted),
+        ("retained_context", _Retained),
+    ):
+        envelope = msgspec.defstruct(
+            f"_{kind}_line",
+            [
+                ("timestamp", str, ""),
+                ("ordinal", int, -1),
+                ("type", str, ""),
+                ("payload", view, msgspec.field(default_factory=view)),
+                ("metadata", msgspec.Raw, msgspec.Raw()),
+            ],
+        )
+        # Same fields as _Envelope, with the payload typed: handlers read either alike.
+        decoders[kind.encode()] = cast(
+            "Callable[[bytes], _Envelope]", msgspec.json.Decoder(envelope).decode
+        )
+    return decoders
+
+
+_LINE_DECODERS = _typed_decoders()
+
+
+def _payload(line: _Envelope, decode: Callable[[bytes], Any]) -> Any:
+    payload = line.payload
+    return decode(payload) if isinstance(payload, msgspec.Raw) else payload
+
+
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
@@ -254,11 +334,15 @@ class RolloutParser:
 
     # -- dispatch ------------------------------------------------------------------
     def feed_line(self, raw: bytes) -> None:
-        if not raw.strip():
+        if raw[:1] != b"{" and not raw.strip():
             return
         self._lines += 1
+        kind = _record_kind(raw)
+        if kind is _SKIP:
+            return
         try:
-            line = _envelope(raw)
+            decode = _LINE_DECODERS.get(kind) if kind else None
+            line = decode(raw) if decode is not None else _envelope(raw)
             handler = self._HANDLERS.get(line.type)
             if handler is None:
                 self.unknown += 1
@@ -287,7 +371,7 @@ class RolloutParser:
 
     # -- record types --------------------------------------------------------------
     def _session_meta(self, line: _Envelope) -> None:
-        meta = _meta(line.payload)
+        meta = _payload(line, _meta)
         if self._meta_seen:
             return  # a later session_meta (resume, fork) does not change the identity
         self._meta_seen = True
@@ -308,7 +392,7 @@ class RolloutParser:
         return
 
     def _response_item(self, line: _Envelope) -> None:
-        item = _response_item(line.payload)
+        item = _payload(line, _response_item)
         passthrough = item.internal_chat_message_metadata_passthrough
         turn = (passthrough.turn_id if passthrough else "") or self.turn
         kind = item.type
@@ -441,7 +525,7 @@ class RolloutParser:
         )
 
     def _event_msg(self, line: _Envelope) -> None:
-        msg = _event_msg(line.payload)
+        msg = _payload(line, _event_msg)
         kind = msg.type
         if kind == "task_started":
             if msg.turn_id:
@@ -508,7 +592,7 @@ class RolloutParser:
             )
 
     def _token_usage(self, line: _Envelope) -> None:
-        record = _usage_record(line.payload)
+        record = _payload(line, _usage_record)
         if record.usage is None:
             return
         key = record.response_id or self._fallback_id(line)
@@ -529,7 +613,7 @@ class RolloutParser:
         )
 
     def _compacted(self, line: _Envelope) -> None:
-        record = _compacted(line.payload)
+        record = _payload(line, _compacted)
         self._add(
             line,
             id=f"compacted:{self._fallback_id(line)}",
@@ -539,7 +623,7 @@ class RolloutParser:
         )
 
     def _retained(self, line: _Envelope) -> None:
-        record = _retained(line.payload)
+        record = _payload(line, _retained)
         if record.type != "verified_answer":
             return
         lines = []
@@ -603,7 +687,7 @@ class ZstFollower:
         run_id: str = "",
     ) -> None:
         self.path = path
-        self._on_line = on_line
+        self.on_line = on_line
         self._reset = reset
         self._run_id = run_id
         self._stamp: tuple[int, int, int] | None = None
@@ -634,8 +718,8 @@ class ZstFollower:
                         lines = (pending + chunk).split(b"\n")
                         pending = lines.pop()
                         for raw in lines:
-                            self._on_line(raw)
+                            self.on_line(raw)
             except zstandard.ZstdError:
                 pass  # a truncated or damaged frame: what decoded so far stands
             if pending:
-                self._on_line(pending)
+                self.on_line(pending)
