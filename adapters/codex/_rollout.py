@@ -329,6 +329,8 @@ class RolloutParser:
         """Sub-agent thread id → the ``spawn_agent`` call that started it (parent side)."""
         self._names: dict[str, str] = {}
         self._usage_seen: set[str] = set()
+        self._unpriced: list[Message] = []
+        """Model output since the last usage record: the response that record prices."""
         self._lines = 0
         self._meta_seen = False
 
@@ -364,6 +366,8 @@ class RolloutParser:
             fields.setdefault("agent_id", self.agent_id)
         message = Message(seq=len(self.messages) + 1, **fields)
         self.messages.append(message)
+        if message.role == "assistant":
+            self._unpriced.append(message)
         return message
 
     def _fallback_id(self, line: _Envelope) -> str:
@@ -603,14 +607,21 @@ class RolloutParser:
         # Codex's input_tokens already includes the cached part (the API's
         # input_tokens, with input_tokens_details.cached_tokens beside it): nothing
         # to fold, the cached count is recorded as the part of it that hit the cache.
-        self.usage.add(
-            Usage(
-                input_tokens=u.input_tokens,
-                output_tokens=u.output_tokens,
-                cached_input_tokens=u.cached_input_tokens,
-                reasoning_tokens=u.reasoning_output_tokens,
-            )
+        usage = Usage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_input_tokens=u.cached_input_tokens,
+            reasoning_tokens=u.reasoning_output_tokens,
         )
+        self.usage.add(usage)
+        # The usage record follows its response's items, so it is attached to the first
+        # of them once it arrives (a re-read shows it; seq and ids never move). A
+        # response that left no item keeps its usage in Chat.usage only.
+        priced = self._unpriced[0] if self._unpriced else None
+        if priced is not None and priced.usage is None:
+            priced.usage = Usage(**msgspec.structs.asdict(usage))
+            priced.message_id = key
+        self._unpriced.clear()
 
     def _compacted(self, line: _Envelope) -> None:
         record = _payload(line, _compacted)
