@@ -15,7 +15,6 @@ dialog may be reported while neither shows one, and no ``working`` while the CLI
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -24,15 +23,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from harness import anthropic_server as api
 from harness import claude
+from harness.checkpoints import ScenarioRun, describe_chat, spool_payload
 
 import agentspool
-from agentspool import Chat, locate_transcript, read_chat
-from agentspool.spool.read import SpoolRecord, read_all
+from agentspool import Chat, locate_transcript
 
 pytestmark = [
     pytest.mark.live,
@@ -66,34 +65,9 @@ SUB_MARK = "SUBAGENT-TASK-7f3a"
 # What the TUI shows while a dialog is open (captures/claude-code/*/notes.md).
 DIALOG_MARKERS = ("Do you want to proceed?", "Enter to select", "Exit plan mode?", "Esc to cancel")
 BUSY_MARKER = "esc to interrupt"
-WAIT = 15.0  # how long the evidence may take to land in read_chat
 
 
 # ------------------------------------------------------------------ helpers ---
-
-
-def _payload(record: SpoolRecord) -> dict[str, Any]:
-    try:
-        data = json.loads(record.payload)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _describe_chat(chat: Chat | None) -> str:
-    if chat is None:
-        return "<no chat read>"
-    dialog = chat.pending_dialog
-    approval = chat.pending_approval
-    lines = [
-        f"state={chat.state} activity={chat.activity} transcript_id={chat.transcript_id}",
-        f"pending_dialog={None if dialog is None else (dialog.kind, dialog.prompt[:80])}",
-        f"pending_approval={None if approval is None else (approval.tool_name, approval.tool_input, approval.agent_id)}",  # noqa: E501
-        "evidence=" + "; ".join(f"{e.source} {e.detail}" for e in chat.evidence),
-        "messages="
-        + ", ".join(f"{m.seq}:{m.kind}/{m.role}:{m.text[:30]!r}" for m in chat.messages[-8:]),
-    ]
-    return "\n  ".join(lines)
 
 
 @dataclass
@@ -114,7 +88,7 @@ class Oracle:
 
 
 @dataclass
-class Run:
+class Run(ScenarioRun):
     """One armed run: private HOME, private runtime dir, scripted server, maybe a TUI."""
 
     h: claude.ClaudeHome
@@ -126,6 +100,7 @@ class Run:
     tui: claude.ClaudeTui | None = None
     last: Chat | None = None
     log: list[str] = field(default_factory=list)
+    provider: ClassVar[str] = PROVIDER
 
     # -- starting
     def start_tui(
@@ -146,37 +121,6 @@ class Run:
         if self.tui is not None:
             self.tui.close()
 
-    # -- evidence
-    def records(self) -> list[SpoolRecord]:
-        return read_all(self.run_dir)
-
-    def hooks(
-        self, event: str, where: Callable[[dict[str, Any]], bool] | None = None
-    ) -> list[dict[str, Any]]:
-        return [
-            p
-            for r in self.records()
-            if r.event == event
-            for p in [_payload(r)]
-            if where is None or where(p)
-        ]
-
-    def wait_hook(
-        self,
-        event: str,
-        count: int = 1,
-        timeout: float = 30.0,
-        where: Callable[[dict[str, Any]], bool] | None = None,
-    ) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while True:
-            hits = self.hooks(event, where)
-            if len(hits) >= count:
-                return hits
-            if time.monotonic() > deadline:
-                pytest.fail(f"{count}×{event} never reached the spool\n{self.dump()}")
-            time.sleep(0.05)
-
     def native(self) -> dict[str, Any] | None:
         if self.tui is None:
             return None
@@ -186,6 +130,9 @@ class Run:
         native = self.native() or {}
         screen = self.tui.screen() if self.tui is not None else ""
         return Oracle(native.get("status"), native.get("waitingFor"), screen)
+
+    def screen_oracle(self) -> Oracle | None:
+        return self.oracle() if self.tui is not None else None
 
     def wait_screen(self, needle: str | Callable[[str], bool], timeout: float = 30.0) -> str:
         assert self.tui is not None
@@ -202,60 +149,6 @@ class Run:
             return self.tui.wait_status(status, timeout)
         except TimeoutError as exc:
             pytest.fail(f"{exc}\n{self.dump()}")
-
-    # -- the library under test
-    def read(self) -> Chat:
-        path = locate_transcript(PROVIDER, self.run_id, self.runtime_dir)
-        chat = read_chat(PROVIDER, self.run_id, self.runtime_dir, path)
-        self.last = chat
-        return chat
-
-    def checkpoint(
-        self,
-        name: str,
-        predicate: Callable[[Chat], bool],
-        *,
-        timeout: float = WAIT,
-        stable: bool = True,
-    ) -> Chat:
-        """Wait until ``predicate(read_chat(...))`` holds; then require it to stay so
-        and to agree with the CLI's own screen and status file."""
-        deadline = time.monotonic() + timeout
-        while True:
-            chat = self.read()
-            if predicate(chat):
-                break
-            if time.monotonic() > deadline:
-                pytest.fail(f"checkpoint {name!r}: expected state never composed\n{self.dump()}")
-            time.sleep(0.1)
-        if stable:
-            time.sleep(0.5)
-            before = self.oracle() if self.tui is not None else None
-            chat = self.read()
-            after = self.oracle() if self.tui is not None else None
-            if not predicate(chat):
-                pytest.fail(f"checkpoint {name!r}: state did not hold 0.5 s later\n{self.dump()}")
-            if before is not None and after is not None:
-                self._consistent(name, chat, before, after)
-        self.log.append(f"{name}: {chat.state}/{chat.activity}")
-        return chat
-
-    def _consistent(self, name: str, chat: Chat, before: Oracle, after: Oracle) -> None:
-        """The general check: an open dialog only while the CLI shows one; no ``working``
-        while the CLI is idle. Oracles read before and after the chat; a violation needs
-        both to agree, so a transition between the reads is not blamed on the adapter."""
-        open_dialog = (
-            chat.state == "question"
-            or chat.pending_dialog is not None
-            or chat.pending_approval is not None
-        )
-        if open_dialog and not before.dialog_shown and not after.dialog_shown:
-            pytest.fail(
-                f"checkpoint {name!r}: dialog reported, none on screen or in the "
-                f"status file\n{self.dump()}"
-            )
-        if chat.state == "working" and before.cli_idle and after.cli_idle:
-            pytest.fail(f"checkpoint {name!r}: working while the CLI is idle\n{self.dump()}")
 
     def _events(self, path: str) -> list[str]:
         """Diagnostics only: the adapter's canonical events for this run, by time."""
@@ -289,7 +182,7 @@ class Run:
 
     def dump(self) -> str:
         out = [
-            "last chat:\n  " + _describe_chat(self.last),
+            "last chat:\n  " + describe_chat(self.last),
             "checkpoints: " + " | ".join(self.log),
             "spool:",
         ]
@@ -301,7 +194,7 @@ class Run:
             out.append(f"  <unreadable: {exc}>")
         for r in records:
             t0 = t0 or r.wall_ns
-            p = _payload(r)
+            p = spool_payload(r)
             keys = {
                 k: p[k]
                 for k in (
@@ -850,7 +743,7 @@ def test_print_mode_auto_denied_tool(make_run: Callable[..., Run]) -> None:
     assert proc.returncode == 0, stderr
     assert "Could not write the file." in stdout
     waits = [c for c in seen if c.pending_approval is not None or c.state == "question"]
-    assert not waits, "a -p read reported a wait:\n  " + _describe_chat(waits[0])
+    assert not waits, "a -p read reported a wait:\n  " + describe_chat(waits[0])
 
     events = [r.event for r in run.records()]
     assert "PermissionRequest" in events and "PostToolBatch" in events, events

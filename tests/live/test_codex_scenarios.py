@@ -20,28 +20,26 @@ so the approval still reads open while the screen already shows the command runn
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from harness import codex, tmux
 from harness import responses_server as rs
+from harness.checkpoints import ScenarioRun, describe_chat, spool_payload
 
 import agentspool
 from agentspool import Chat, locate_transcript, read_chat
 from agentspool.adapters.codex import _lifecycle
 from agentspool.adapters.seam import Spawn
-from agentspool.spool.read import SpoolRecord, read_all
 
 pytestmark = [
     pytest.mark.live,
@@ -55,43 +53,13 @@ PROVIDER = "codex"
 TUI_ARGS = ("-a", "on-request", "-s", "read-only")
 QUESTION_MARKERS = ("Question 1/1", "enter to submit answer")
 BUSY_MARKER = "esc to interrupt"
-WAIT = 15.0  # how long the evidence may take to land in read_chat
 
 
 # ------------------------------------------------------------------ helpers ---
 
 
-def _payload(record: SpoolRecord) -> dict[str, Any]:
-    try:
-        data = json.loads(record.payload)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _short(value: object) -> str:
     return str(value or "")[-8:]
-
-
-def _describe_chat(chat: Chat | None) -> str:
-    if chat is None:
-        return "<no chat read>"
-    dialog = chat.pending_dialog
-    approval = chat.pending_approval
-    lines = [
-        f"state={chat.state} activity={chat.activity} transcript_id={chat.transcript_id}",
-        f"pending_dialog={None if dialog is None else (dialog.kind, dialog.prompt[:80])}",
-        "pending_approval="
-        + str(
-            None
-            if approval is None
-            else (approval.tool_name, approval.tool_input, approval.tool_use_id, approval.agent_id)
-        ),
-        "evidence=" + "; ".join(f"{e.source} {e.detail}" for e in chat.evidence),
-        "messages="
-        + ", ".join(f"{m.seq}:{m.kind}/{m.role}:{m.text[:30]!r}" for m in chat.messages[-10:]),
-    ]
-    return "\n  ".join(lines)
 
 
 def _rollout_turn_closed(path: str) -> bool | None:
@@ -141,7 +109,7 @@ class Oracle:
 
 
 @dataclass
-class Run:
+class Run(ScenarioRun):
     """One armed run: private CODEX_HOME, private runtime dir, scripted server, maybe a TUI."""
 
     home: codex.CodexHome
@@ -154,6 +122,7 @@ class Run:
     log: list[str] = field(default_factory=list)
     gates: list[threading.Event] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
+    provider: ClassVar[str] = PROVIDER
 
     @property
     def run_dir(self) -> str:
@@ -230,37 +199,6 @@ class Run:
         assert self.pane is not None
         self.pane.send_keys(*keys)
 
-    # -- evidence
-    def records(self) -> list[SpoolRecord]:
-        return read_all(self.run_dir)
-
-    def hooks(
-        self, event: str, where: Callable[[dict[str, Any]], bool] | None = None
-    ) -> list[dict[str, Any]]:
-        return [
-            p
-            for r in self.records()
-            if r.event == event
-            for p in [_payload(r)]
-            if where is None or where(p)
-        ]
-
-    def wait_hook(
-        self,
-        event: str,
-        count: int = 1,
-        timeout: float = 30.0,
-        where: Callable[[dict[str, Any]], bool] | None = None,
-    ) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while True:
-            hits = self.hooks(event, where)
-            if len(hits) >= count:
-                return hits
-            if time.monotonic() > deadline:
-                pytest.fail(f"{count}×{event} never reached the spool\n{self.dump()}")
-            time.sleep(0.05)
-
     def wait_screen(self, needle: str | Callable[[str], bool], timeout: float = 30.0) -> str:
         assert self.pane is not None
         try:
@@ -286,59 +224,8 @@ class Run:
         path = locate_transcript(PROVIDER, self.run_id, self.runtime_dir)
         return Oracle(screen, _rollout_turn_closed(path) if path else None)
 
-    # -- the library under test
-    def read(self) -> Chat:
-        path = locate_transcript(PROVIDER, self.run_id, self.runtime_dir)
-        chat = read_chat(PROVIDER, self.run_id, self.runtime_dir, path)
-        self.last = chat
-        return chat
-
-    def checkpoint(
-        self,
-        name: str,
-        predicate: Callable[[Chat], bool],
-        *,
-        timeout: float = WAIT,
-        stable: bool = True,
-        dialog_oracle: bool = True,
-    ) -> Chat:
-        """Wait until ``predicate(read_chat(...))`` holds; then require it to stay so
-        and to agree with the CLI's own screen and rollout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            chat = self.read()
-            if predicate(chat):
-                break
-            if time.monotonic() > deadline:
-                pytest.fail(f"checkpoint {name!r}: expected state never composed\n{self.dump()}")
-            time.sleep(0.1)
-        if stable:
-            time.sleep(0.5)
-            before = self.oracle() if self.pane is not None else None
-            chat = self.read()
-            after = self.oracle() if self.pane is not None else None
-            if not predicate(chat):
-                pytest.fail(f"checkpoint {name!r}: state did not hold 0.5 s later\n{self.dump()}")
-            if before is not None and after is not None:
-                self._consistent(name, chat, before, after, dialog_oracle=dialog_oracle)
-        self.log.append(f"{name}: {chat.state}/{chat.activity}")
-        return chat
-
-    def _consistent(
-        self, name: str, chat: Chat, before: Oracle, after: Oracle, *, dialog_oracle: bool
-    ) -> None:
-        """An open dialog only while the screen shows one; no ``working`` while the CLI
-        is idle. Oracles are read before and after the chat; a violation needs both to
-        agree, so a transition between the reads is not blamed on the adapter."""
-        open_dialog = (
-            chat.state == "question"
-            or chat.pending_dialog is not None
-            or chat.pending_approval is not None
-        )
-        if dialog_oracle and open_dialog and not before.dialog_shown and not after.dialog_shown:
-            pytest.fail(f"checkpoint {name!r}: dialog reported, none on screen\n{self.dump()}")
-        if chat.state == "working" and before.cli_idle and after.cli_idle:
-            pytest.fail(f"checkpoint {name!r}: working while the CLI is idle\n{self.dump()}")
+    def screen_oracle(self) -> Oracle | None:
+        return self.oracle() if self.pane is not None else None
 
     # -- diagnostics
     def _events(self, path: str) -> list[str]:
@@ -372,7 +259,7 @@ class Run:
 
     def dump(self) -> str:
         out = [
-            "last chat:\n  " + _describe_chat(self.last),
+            "last chat:\n  " + describe_chat(self.last),
             "checkpoints: " + " | ".join(self.log),
             "spool:",
         ]
@@ -384,7 +271,7 @@ class Run:
             out.append(f"  <unreadable: {exc}>")
         for r in records:
             t0 = t0 or r.wall_ns
-            p = _payload(r)
+            p = spool_payload(r)
             keys = {
                 k: p[k]
                 for k in ("source", "reason", "trigger", "tool_name", "tool_use_id")
