@@ -8,8 +8,13 @@ value, so they survive in the head or the tail; this finds them there.
 from __future__ import annotations
 
 import re
+from typing import Generic, TypeVar, get_type_hints
 
 import msgspec
+
+from agentspool.spool.read import SpoolRecord
+
+View = TypeVar("View", bound=msgspec.Struct)
 
 _FIELD = re.compile(rb'"([a-z_]+)":\s*"((?:[^"\\]|\\.)*)"')
 
@@ -28,3 +33,28 @@ def salvage(payload: bytes, head_bytes: int, keys: frozenset[str]) -> dict[str, 
             except msgspec.DecodeError:
                 continue
     return found
+
+
+class HookDecoder(Generic[View]):
+    """Spool record → a provider's hook-payload view; ``None`` if nothing is readable.
+
+    A whole payload is decoded through the view. A cut one (ADR 0001) is salvaged for
+    the view's string fields — the short identifying values adapters need.
+    """
+
+    def __init__(self, view: type[View]) -> None:
+        self._view = view
+        self._decode = msgspec.json.Decoder(view).decode
+        hints = get_type_hints(view)
+        self._keys = frozenset(
+            name for name in view.__struct_fields__ if hints[name] in (str, str | None)
+        )
+
+    def __call__(self, record: SpoolRecord) -> View | None:
+        if record.truncated:
+            fields = salvage(record.payload, record.head_bytes, self._keys)
+            return msgspec.convert(fields, self._view) if fields else None
+        try:
+            return self._decode(record.payload)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from agentspool.adapters import events as ev
-from agentspool.adapters._salvage import salvage
+from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
 from agentspool.spool.read import SpoolRecord
 
@@ -46,30 +46,7 @@ class HookPayload(msgspec.Struct):
     tool_calls: list[_Call] = []
 
 
-_decode_payload = msgspec.json.Decoder(HookPayload).decode
-_SALVAGE_KEYS = frozenset(
-    {
-        "session_id",
-        "transcript_path",
-        "prompt_id",
-        "tool_name",
-        "tool_use_id",
-        "agent_id",
-        "source",
-        "reason",
-        "notification_type",
-    }
-)
-
-
-def decode(record: SpoolRecord) -> HookPayload | None:
-    if record.truncated:
-        fields = salvage(record.payload, record.head_bytes, _SALVAGE_KEYS)
-        return msgspec.convert(fields, HookPayload) if fields else None
-    try:
-        return _decode_payload(record.payload)
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        return None
+decode = HookDecoder(HookPayload)
 
 
 class HookTranslator:

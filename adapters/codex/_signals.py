@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters import events as ev
-from agentspool.adapters._salvage import salvage
+from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
 from agentspool.spool.read import SpoolRecord
 
@@ -41,30 +41,7 @@ class HookPayload(msgspec.Struct):
     agent_id: str = ""
 
 
-_decode_payload = msgspec.json.Decoder(HookPayload).decode
-_SALVAGE_KEYS = frozenset(
-    {
-        "session_id",
-        "transcript_path",
-        "turn_id",
-        "tool_name",
-        "tool_use_id",
-        "agent_id",
-        "source",
-        "reason",
-        "trigger",
-    }
-)
-
-
-def decode(record: SpoolRecord) -> HookPayload | None:
-    if record.truncated:
-        fields = salvage(record.payload, record.head_bytes, _SALVAGE_KEYS)
-        return HookPayload(**fields) if fields else None
-    try:
-        return _decode_payload(record.payload)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
-        return None
+decode = HookDecoder(HookPayload)
 
 
 def _command(tool_input: Any) -> str:
