@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import BinaryIO
 
 from agentspool.errors import TranscriptGoneError
 
@@ -30,13 +31,15 @@ class JsonlFollower:
         self._run_id = run_id
         self._ino = -1
 
-    def read(self) -> None:
-        """Consume what was appended since the last call; ``TranscriptGoneError`` if gone."""
+    def _open(self) -> BinaryIO:
         try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - closed below
+            return open(self.path, "rb")
         except (FileNotFoundError, NotADirectoryError):
             raise TranscriptGoneError(self._run_id, self.path) from None
-        with fh:
+
+    def read(self) -> None:
+        """Consume what was appended since the last call; ``TranscriptGoneError`` if gone."""
+        with self._open() as fh:
             st = os.fstat(fh.fileno())
             if st.st_ino != self._ino or st.st_size < self.offset:
                 self._ino, self.offset = st.st_ino, 0

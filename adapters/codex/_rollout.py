@@ -29,8 +29,9 @@ import msgspec
 
 from agentspool.adapters import events as ev
 from agentspool.adapters._dialogs import question_dialog
+from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters.seam import Message, PendingDialog, Usage
-from agentspool.errors import AgentspoolError, TranscriptGoneError
+from agentspool.errors import AgentspoolError
 
 QUESTION_TOOL = "request_user_input"
 PRESENTATION = {
@@ -684,35 +685,19 @@ class CompressedRolloutError(AgentspoolError, RuntimeError):
         self.path = path
 
 
-class ZstFollower:
-    """``JsonlFollower``'s interface for a ``.jsonl.zst`` rollout (a finished, archived
-    file: no byte offset into a compressed stream, so a changed file is read anew)."""
+class ZstFollower(JsonlFollower):
+    """A ``.jsonl.zst`` rollout (a finished, archived file): there is no byte offset into
+    a compressed stream, so a changed file is read anew."""
 
     CHUNK = 1 << 20
-
-    def __init__(
-        self,
-        path: str,
-        on_line: Callable[[bytes], None],
-        reset: Callable[[], None],
-        run_id: str = "",
-    ) -> None:
-        self.path = path
-        self.on_line = on_line
-        self._reset = reset
-        self._run_id = run_id
-        self._stamp: tuple[int, int, int] | None = None
+    _stamp: tuple[int, int, int] | None = None
 
     def read(self) -> None:
         try:
             import zstandard
         except ImportError:
             raise CompressedRolloutError(self.path) from None
-        try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - closed below
-        except (FileNotFoundError, NotADirectoryError):
-            raise TranscriptGoneError(self._run_id, self.path) from None
-        with fh:
+        with self._open() as fh:
             st = os.fstat(fh.fileno())
             stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
             if stamp == self._stamp:
