@@ -17,6 +17,10 @@ from agentspool.adapters.events import Event
 SETTLE = 10.0
 
 
+def _at(event: Event) -> float:
+    return event.at
+
+
 class EventMerger:
     def __init__(self) -> None:
         self.settled = reducer.INITIAL
@@ -31,7 +35,7 @@ class EventMerger:
 
     def state(self, extra: Iterable[Event] = ()) -> reducer.RunState:
         """The fold of everything added, plus ``extra`` (not kept: e.g. native status)."""
-        self.tail.sort(key=lambda e: e.at)  # stable: same-time events keep arrival order
+        self.tail.sort(key=_at)  # stable: same-time events keep arrival order
         if self._newest:
             horizon = min(self._newest.values()) - SETTLE
             cut = 0
@@ -40,5 +44,6 @@ class EventMerger:
             if cut:
                 self.settled = reducer.fold(self.tail[:cut], self.settled)
                 del self.tail[:cut]
-        pending = sorted([*self.tail, *extra], key=lambda e: e.at)
+        extra = list(extra)
+        pending = sorted([*self.tail, *extra], key=_at) if extra else self.tail
         return reducer.fold(pending, self.settled)

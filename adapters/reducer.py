@@ -22,7 +22,6 @@ Turn lifecycle, owned here and nowhere else::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
 import msgspec
 
@@ -57,7 +56,6 @@ class RunState(msgspec.Struct, frozen=True, kw_only=True):
     activity: Activity = "unknown"
     task_state: TaskState = "active"
     task_reason: str = ""
-    last_outcome: Literal["", "completed", "interrupted", "failed"] = ""
     evidence: Evidence | None = None
 
 
@@ -200,7 +198,6 @@ def _turn_started(state: RunState, event: TurnStarted) -> RunState:
         open_tools=frozenset(),
         pending=pending,
         activity="needs_input" if pending else "working",
-        last_outcome="",
         evidence=_ev(event, f"turn {event.turn_id}"),
     )
 
@@ -224,7 +221,6 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
         background=background,
         pending=pending,
         activity=activity,
-        last_outcome=event.outcome,
         evidence=_ev(event, event.outcome),
     )
 
