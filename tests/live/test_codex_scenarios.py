@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -505,7 +506,17 @@ def test_tui_question_answered(make_run: Callable[..., Run]) -> None:
     assert [o.description for o in dialog.options] == ["warm", "cool"]
     assert [q.header for q in dialog.questions] == ["Color"]
 
-    run.press("Enter")  # option 1 (Red) is preselected
+    # Option 1 (Red) is preselected. A key that lands while the TUI is still redrawing
+    # can be dropped (as in Claude Code's TUI): press again only while the question is
+    # still unanswered and still on screen.
+    answered = lambda p: p["tool_name"] == "request_user_input"  # noqa: E731
+    for _ in range(3):
+        run.press("Enter")
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline and not run.hooks("PostToolUse", answered):
+            time.sleep(0.1)
+        if run.hooks("PostToolUse", answered) or "Question 1/1" not in run.pane.screen():
+            break
     run.wait_hook("Stop")
     run.wait_screen("You chose a color.")
     run.wait_idle_screen()
