@@ -9,16 +9,15 @@ only the recent tail: the cost of a read follows what was appended, not the hist
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
+from operator import attrgetter
 
 from agentspool.adapters import reducer
 from agentspool.adapters.events import Event
 
 SETTLE = 10.0
-
-
-def _at(event: Event) -> float:
-    return event.at
+_at = attrgetter("at")
 
 
 class EventMerger:
@@ -28,19 +27,18 @@ class EventMerger:
         self._newest: dict[str, float] = {}
 
     def add(self, channel: str, events: Iterable[Event]) -> None:
-        for event in events:
-            self.tail.append(event)
-            if event.at > self._newest.get(channel, 0.0):
-                self._newest[channel] = event.at
+        events = list(events)
+        self.tail += events
+        newest = max(map(_at, events), default=0.0)
+        if newest > self._newest.get(channel, 0.0):
+            self._newest[channel] = newest
 
     def state(self, extra: Iterable[Event] = ()) -> reducer.RunState:
         """The fold of everything added, plus ``extra`` (not kept: e.g. native status)."""
         self.tail.sort(key=_at)  # stable: same-time events keep arrival order
         if self._newest:
             horizon = min(self._newest.values()) - SETTLE
-            cut = 0
-            while cut < len(self.tail) and self.tail[cut].at <= horizon:
-                cut += 1
+            cut = bisect_right(self.tail, horizon, key=_at)
             if cut:
                 self.settled = reducer.fold(self.tail[:cut], self.settled)
                 del self.tail[:cut]

@@ -19,7 +19,7 @@ import msgspec
 from agentspool.adapters.seam import PendingDialog, TaskState
 
 
-class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
     at: float = 0.0
     source: str = ""
     epoch: str = ""

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import msgspec
 
-from agentspool.adapters._jsonl import JsonlFollower
+from agentspool.adapters._jsonl import JsonlFollower, split_lines
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.compose import compose_chat
 from agentspool.adapters.events import Event
@@ -101,17 +101,20 @@ class ScriptedAdapter:
         if transcript_path:
             events: list[Event] = []
 
-            def on_line(raw: bytes) -> None:
-                try:
-                    line = _decode(raw)
-                except msgspec.DecodeError:
-                    return
-                if line.message is not None:
-                    messages.append(msgspec.structs.replace(line.message, seq=len(messages) + 1))
-                if line.event is not None:
-                    events.append(line.event)
+            def on_lines(block: memoryview) -> None:
+                for raw in split_lines(block):
+                    try:
+                        line = _decode(raw)
+                    except msgspec.DecodeError:
+                        continue
+                    if line.message is not None:
+                        messages.append(
+                            msgspec.structs.replace(line.message, seq=len(messages) + 1)
+                        )
+                    if line.event is not None:
+                        events.append(line.event)
 
-            JsonlFollower(transcript_path, on_line, messages.clear, run_id).read()
+            JsonlFollower(transcript_path, run_id).read(on_lines, messages.clear)
             merger.add("transcript", events)
         if runtime_dir:
             merger.add(

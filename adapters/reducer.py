@@ -21,7 +21,8 @@ Turn lifecycle, owned here and nowhere else::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import msgspec
 
@@ -41,15 +42,19 @@ from agentspool.adapters.events import (
 from agentspool.adapters.seam import Activity, ChatState, Evidence, TaskState
 
 
-class RunState(msgspec.Struct, frozen=True, kw_only=True):
+class RunState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     epoch: str = ""
     turn_id: str = ""
     """The open turn's lease; ``""`` when no turn is open."""
     turns: int = 0
     """Turns started in this transcript identity."""
     finished: tuple[str, ...] = ()
-    """The most recent finalized turn ids (bounded: late evidence arrives within seconds,
-    not hundreds of turns later; an unbounded set made a long fold quadratic)."""
+    """The most recent finalized turn ids, oldest first (bounded: late evidence arrives
+    within seconds, not hundreds of turns later; an unbounded set made a long fold
+    quadratic)."""
+    finished_ids: frozenset[str] = frozenset()
+    """``finished`` as a set: every step asks whether its turn is finalized, and a scan
+    of the tuple made that most of a long fold's cost."""
     open_tools: frozenset[str] = frozenset()
     background: frozenset[str] = frozenset()
     pending: InputRequested | None = None
@@ -63,10 +68,12 @@ INITIAL = RunState()
 FINISHED_KEPT = 64
 
 
-def _finalize(state: RunState, turn: str) -> tuple[str, ...]:
-    if not turn or turn in state.finished:
-        return state.finished
-    return (*state.finished[-(FINISHED_KEPT - 1) :], turn)
+def _finalize(state: RunState, turn: str) -> dict[str, Any]:
+    """The ``finished`` fields with ``turn`` added (to pass to ``structs.replace``)."""
+    if not turn or turn in state.finished_ids:
+        return {}
+    finished = (*state.finished[-(FINISHED_KEPT - 1) :], turn)
+    return {"finished": finished, "finished_ids": frozenset(finished)}
 
 
 def _ev(event: Event, detail: str = "") -> Evidence:
@@ -77,102 +84,118 @@ def _ev(event: Event, detail: str = "") -> Evidence:
 
 def step(state: RunState, event: Event) -> RunState:
     """The transition function. Pure: same inputs, same output; no I/O, no clock."""
-    if isinstance(event, TaskStateDeclared):
-        return _declare(state, event)
-    if isinstance(event, SessionStarted):
-        if event.epoch and event.epoch != state.epoch:
-            # A new transcript identity (/clear, fork, first start): a fresh chat.
-            return msgspec.structs.replace(
-                INITIAL,
-                epoch=event.epoch,
-                activity="idle",
-                task_state=state.task_state,
-                task_reason=state.task_reason,
-                evidence=_ev(event, f"session {event.epoch}"),
-            )
-        if state.activity == "unknown":
-            return msgspec.structs.replace(state, activity="idle", evidence=_ev(event))
-        return state
+    kind = type(event)
+    if kind is TaskStateDeclared:
+        return _declare(state, event)  # type: ignore[arg-type]
+    if kind is SessionStarted:
+        return _session_started(state, event)  # type: ignore[arg-type]
     if event.epoch and state.epoch and event.epoch != state.epoch:
         return state  # evidence of a superseded transcript identity
-    if isinstance(event, TurnStarted):
-        return _turn_started(state, event)
-    if isinstance(event, ToolStarted):
-        if event.turn_id in state.finished:
-            return state
-        if event.turn_id and event.turn_id != state.turn_id:
-            state = _turn_started(
-                state,
-                TurnStarted(
-                    turn_id=event.turn_id, at=event.at, source=event.source, epoch=event.epoch
-                ),
-            )
-        if not state.turn_id:
-            return state  # a tool outside any open turn proves nothing about the main turn
-        activity: Activity = "needs_input" if state.pending else "working"
+    transition = _TRANSITIONS.get(kind)
+    if transition is None:
+        raise TypeError(f"not a canonical event: {event!r}")
+    return transition(state, event)
+
+
+def _session_started(state: RunState, event: SessionStarted) -> RunState:
+    if event.epoch and event.epoch != state.epoch:
+        # A new transcript identity (/clear, fork, first start): a fresh chat.
         return msgspec.structs.replace(
-            state,
-            open_tools=state.open_tools | {event.tool_use_id},
-            activity=activity,
-            evidence=state.evidence if state.pending else _ev(event, event.tool_name),
-        )
-    if isinstance(event, ToolFinished):
-        if event.tool_use_id not in state.open_tools and not _pending_for(state, event.tool_use_id):
-            return state
-        state = msgspec.structs.replace(state, open_tools=state.open_tools - {event.tool_use_id})
-        if _pending_for(state, event.tool_use_id):
-            return _resolve(state, event)
-        return state
-    if isinstance(event, InputRequested):
-        if event.turn_id and event.turn_id in state.finished:
-            return state
-        if state.pending is not None and not (event.tool_use_id or event.tool_name):
-            return state  # an unspecific wait never replaces what is known to be open
-        if event.turn_id and event.turn_id != state.turn_id:
-            state = _turn_started(
-                state,
-                TurnStarted(
-                    turn_id=event.turn_id, at=event.at, source=event.source, epoch=event.epoch
-                ),
-            )
-        return msgspec.structs.replace(
-            state,
-            pending=event,
-            activity="needs_input",
-            evidence=_ev(event, f"{event.kind} {event.tool_name}".strip()),
-        )
-    if isinstance(event, InputResolved):
-        if state.pending is None or (
-            event.tool_use_id
-            and state.pending.tool_use_id
-            and event.tool_use_id != state.pending.tool_use_id
-        ):
-            return state
-        return _resolve(state, event)
-    if isinstance(event, TurnStopped):
-        return _turn_stopped(state, event)
-    if isinstance(event, BackgroundFinished):
-        if event.task_id not in state.background:
-            return state
-        background = state.background - {event.task_id}
-        activity = state.activity
-        if not background and not state.turn_id and state.pending is None:
-            activity = "idle"
-        return msgspec.structs.replace(
-            state, background=background, activity=activity, evidence=_ev(event, event.task_id)
-        )
-    if isinstance(event, SessionEnded):
-        return msgspec.structs.replace(
-            state,
-            turn_id="",
-            finished=_finalize(state, state.turn_id),
-            open_tools=frozenset(),
-            background=frozenset(),
-            pending=None,
+            INITIAL,
+            epoch=event.epoch,
             activity="idle",
-            evidence=_ev(event, event.reason),
+            task_state=state.task_state,
+            task_reason=state.task_reason,
+            evidence=_ev(event, f"session {event.epoch}"),
         )
-    raise TypeError(f"not a canonical event: {event!r}")
+    if state.activity == "unknown":
+        return msgspec.structs.replace(state, activity="idle", evidence=_ev(event))
+    return state
+
+
+def _opens_turn(state: RunState, event: ToolStarted | InputRequested) -> RunState:
+    """Evidence naming a turn we never saw start opens it (out-of-order evidence)."""
+    if event.turn_id and event.turn_id != state.turn_id:
+        return _turn_started(
+            state,
+            TurnStarted(turn_id=event.turn_id, at=event.at, source=event.source, epoch=event.epoch),
+        )
+    return state
+
+
+def _tool_started(state: RunState, event: ToolStarted) -> RunState:
+    if event.turn_id in state.finished_ids:
+        return state
+    state = _opens_turn(state, event)
+    if not state.turn_id:
+        return state  # a tool outside any open turn proves nothing about the main turn
+    if state.pending:
+        return msgspec.structs.replace(
+            state, open_tools=state.open_tools | {event.tool_use_id}, activity="needs_input"
+        )
+    return msgspec.structs.replace(
+        state,
+        open_tools=state.open_tools | {event.tool_use_id},
+        activity="working",
+        evidence=_ev(event, event.tool_name),
+    )
+
+
+def _tool_finished(state: RunState, event: ToolFinished) -> RunState:
+    pending = _pending_for(state, event.tool_use_id)
+    if event.tool_use_id not in state.open_tools and not pending:
+        return state
+    state = msgspec.structs.replace(state, open_tools=state.open_tools - {event.tool_use_id})
+    return _resolve(state, event) if pending else state
+
+
+def _input_requested(state: RunState, event: InputRequested) -> RunState:
+    if event.turn_id and event.turn_id in state.finished_ids:
+        return state
+    if state.pending is not None and not (event.tool_use_id or event.tool_name):
+        return state  # an unspecific wait never replaces what is known to be open
+    state = _opens_turn(state, event)
+    return msgspec.structs.replace(
+        state,
+        pending=event,
+        activity="needs_input",
+        evidence=_ev(event, f"{event.kind} {event.tool_name}".strip()),
+    )
+
+
+def _input_resolved(state: RunState, event: InputResolved) -> RunState:
+    if state.pending is None or (
+        event.tool_use_id
+        and state.pending.tool_use_id
+        and event.tool_use_id != state.pending.tool_use_id
+    ):
+        return state
+    return _resolve(state, event)
+
+
+def _background_finished(state: RunState, event: BackgroundFinished) -> RunState:
+    if event.task_id not in state.background:
+        return state
+    background = state.background - {event.task_id}
+    activity = state.activity
+    if not background and not state.turn_id and state.pending is None:
+        activity = "idle"
+    return msgspec.structs.replace(
+        state, background=background, activity=activity, evidence=_ev(event, event.task_id)
+    )
+
+
+def _session_ended(state: RunState, event: SessionEnded) -> RunState:
+    return msgspec.structs.replace(
+        state,
+        turn_id="",
+        **_finalize(state, state.turn_id),
+        open_tools=frozenset(),
+        background=frozenset(),
+        pending=None,
+        activity="idle",
+        evidence=_ev(event, event.reason),
+    )
 
 
 def _pending_for(state: RunState, tool_use_id: str) -> bool:
@@ -187,14 +210,14 @@ def _resolve(state: RunState, event: Event) -> RunState:
 
 
 def _turn_started(state: RunState, event: TurnStarted) -> RunState:
-    if event.turn_id in state.finished or event.turn_id == state.turn_id:
+    if event.turn_id in state.finished_ids or event.turn_id == state.turn_id:
         return state
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
     return msgspec.structs.replace(
         state,
         turn_id=event.turn_id,
         turns=state.turns + 1,
-        finished=_finalize(state, state.turn_id),
+        **_finalize(state, state.turn_id),
         open_tools=frozenset(),
         pending=pending,
         activity="needs_input" if pending else "working",
@@ -204,19 +227,19 @@ def _turn_started(state: RunState, event: TurnStarted) -> RunState:
 
 def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
     turn = event.turn_id or state.turn_id
-    if not turn or turn in state.finished:
+    if not turn or turn in state.finished_ids:
         return state
     if turn != state.turn_id:
         # The end of a turn we never saw start (evidence arrived out of order): finalize
         # it so its late signals stay stale, but leave the open turn alone.
-        return msgspec.structs.replace(state, finished=_finalize(state, turn))
+        return msgspec.structs.replace(state, **_finalize(state, turn))
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
     background = state.background if event.background is None else frozenset(event.background)
     activity: Activity = "needs_input" if pending else ("working" if background else "idle")
     return msgspec.structs.replace(
         state,
         turn_id="",
-        finished=_finalize(state, turn),
+        **_finalize(state, turn),
         open_tools=frozenset(),
         background=background,
         pending=pending,
@@ -231,6 +254,19 @@ def _declare(state: RunState, event: TaskStateDeclared) -> RunState:
     if (event.task_state, event.reason) == (state.task_state, state.task_reason):
         return state
     return msgspec.structs.replace(state, task_state=event.task_state, task_reason=event.reason)
+
+
+_TRANSITIONS: dict[type, Callable[[RunState, Any], RunState]] = {
+    TurnStarted: _turn_started,
+    ToolStarted: _tool_started,
+    ToolFinished: _tool_finished,
+    InputRequested: _input_requested,
+    InputResolved: _input_resolved,
+    TurnStopped: _turn_stopped,
+    BackgroundFinished: _background_finished,
+    SessionEnded: _session_ended,
+}
+"""Transitions of the events that belong to the current transcript identity."""
 
 
 def fold(events: Iterable[Event], state: RunState = INITIAL) -> RunState:

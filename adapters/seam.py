@@ -125,7 +125,7 @@ class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
     """Set when a subagent asked (Claude Code ``agent_id``)."""
 
 
-class Usage(msgspec.Struct, kw_only=True):
+class Usage(msgspec.Struct, kw_only=True, gc=False):
     """Token usage, normalized: cached input is folded into ``input_tokens``."""
 
     input_tokens: int = 0
@@ -141,7 +141,7 @@ class Usage(msgspec.Struct, kw_only=True):
         self.reasoning_tokens += other.reasoning_tokens
 
 
-class Evidence(msgspec.Struct, frozen=True, kw_only=True):
+class Evidence(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Which signal decided a state, and when (what ``agentspool explain`` prints)."""
 
     source: str
@@ -164,11 +164,16 @@ MessageKind = Literal[
 ]
 
 
-class Message(msgspec.Struct, kw_only=True):
+class Message(msgspec.Struct, kw_only=True, gc=False):
     """One canonical transcript record, as every adapter emits it.
 
     ``seq`` is assigned in stream order and is stable across re-parses of a growing
     transcript: a record keeps its ``seq`` however often the file is read again.
+
+    Plain data, never tracked by the cycle collector (``gc=False``, like ``Usage``,
+    ``Evidence`` and the events): a long read builds tens of thousands, and tracking
+    them made collections a fifth of a cold read (ADR 0009). Never put one in a
+    reference cycle: it would not be freed.
     """
 
     seq: int = 0

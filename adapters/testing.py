@@ -17,12 +17,17 @@ obligations run hermetically against every provider:
   call and its result, in the provider's real shape)
 * a persistence round trip (``core.store.SessionStore``) changes neither the records nor
   the assembled detail; a delta (incremental) parse is rejected there
+* a dropped adapter frees its parse at once: messages and events are not tracked by the
+  cycle collector (seam: ``gc=False``), so nothing holding them may sit in a cycle
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
+import weakref
+from collections.abc import Iterator
 from typing import Protocol
 
 import pytest
@@ -234,6 +239,34 @@ class AdapterConformance:
             assemble_session_detail(Parse(messages=grown, complete=False))
         whole = assemble_session_detail(Parse(messages=grown, complete=True))
         assert whole == assemble_session_detail(grown)
+
+    def test_a_dropped_adapter_frees_its_parse_at_once(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        reader = load_adapter_fresh(adapter)
+        assert reader.read_chat("run-1", "", kit.transcript(str(tmp_path), 2)).messages
+        owned = [weakref.ref(obj) for obj in _owned_objects(reader)]  # none if it keeps none
+        gc.disable()
+        try:
+            del reader
+            assert [type(r()).__name__ for r in owned if r() is not None] == []
+        finally:
+            gc.enable()
+
+
+def _owned_objects(root: object) -> Iterator[object]:
+    """Instances of agentspool's own classes reachable from ``root`` that a weak
+    reference can watch (views, parsers, followers, mergers)."""
+    seen, todo = {id(root)}, [root]
+    while todo:
+        for child in gc.get_referents(todo.pop()):
+            if id(child) in seen or isinstance(child, type):
+                continue
+            seen.add(id(child))
+            todo.append(child)
+            cls = type(child)
+            if cls.__module__.startswith("agentspool.") and hasattr(cls, "__weakref__"):
+                yield child
 
 
 def load_adapter_fresh(adapter: Adapter) -> Adapter:

@@ -68,11 +68,15 @@ def reread_after_append(provider: str, path: str, extra: bytes) -> float:
     return time.perf_counter() - start
 
 
+# Peak RSS of the child alone: Linux's ru_maxrss survives fork+exec, so a child forked
+# from this (large) process would report at least this process's RSS. VmHWM belongs to
+# the child's own address space.
 _RSS = """
-import resource, sys
+import sys
 from agentspool.adapters import registry
 chat = type(registry.load(sys.argv[2]))().read_chat("bench", "", sys.argv[1])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, len(chat.messages))
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(int(hwm.split()[1]) // 1024, len(chat.messages))
 """
 
 

@@ -60,19 +60,20 @@ class _TranscriptView:
     """One transcript identity, parsed incrementally, with its event fold."""
 
     def __init__(self, run_id: str, path: str) -> None:
-        self.parser = TranscriptParser()
-        self.follower = JsonlFollower(path, self.parser.feed_line, self._reset, run_id)
+        self.follower = JsonlFollower(path, run_id)
         self._reset()
 
     def _reset(self) -> None:
         self.parser = TranscriptParser()
-        self.follower.on_line = self.parser.feed_line
         self.merger = EventMerger()
         self.transcript_seen = 0
         self.spool_seen = 0
 
+    def _feed(self, block: memoryview) -> None:
+        self.parser.feed(block)  # the parser of the moment: a reset replaces it
+
     def read(self, spool: _SpoolView | None) -> None:
-        self.follower.read()
+        self.follower.read(self._feed, self._reset)
         self.merger.add("transcript", self.parser.events[self.transcript_seen :])
         self.transcript_seen = len(self.parser.events)
         if spool is not None:

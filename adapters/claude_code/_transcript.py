@@ -12,13 +12,14 @@ costs what was appended, not the file.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 import msgspec
 
 from agentspool.adapters import events as ev
 from agentspool.adapters._dialogs import question_dialog
+from agentspool.adapters._jsonl import split_lines
+from agentspool.adapters._stamps import epoch_seconds
 from agentspool.adapters.seam import Message, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
@@ -149,26 +150,6 @@ class _LaunchLine(msgspec.Struct, rename="camel"):
 _decode_launch = msgspec.json.Decoder(_LaunchLine).decode
 
 
-_MINUTES: dict[str, float] = {}
-
-
-def _seconds(stamp: str | None) -> float:
-    """``2026-11-29T23:50:13.987Z`` → epoch seconds; minutes are parsed once and cached
-    (a transcript has tens of thousands of stamps, mostly within few minutes)."""
-    if not stamp:
-        return 0.0
-    minute = stamp[:16]
-    base = _MINUTES.get(minute)
-    try:
-        if base is None:
-            base = _MINUTES[minute] = datetime.fromisoformat(minute + ":00+00:00").timestamp()
-        if stamp.endswith("Z") and len(stamp) >= 20:
-            return base + float(stamp[17:-1])
-        return datetime.fromisoformat(stamp).timestamp()
-    except ValueError:
-        return 0.0
-
-
 # Claude Code writes bookkeeping records with "type" as their first key, and they carry
 # most of a transcript's bytes (api-request blobs and shapes hold whole prompts). Reading
 # the type from the line's first bytes skips them without decoding (observed in 2.1.328;
@@ -226,6 +207,11 @@ class TranscriptParser:
         """Background agents launched and not yet reported back (insertion-ordered)."""
         self._usage_seen: set[str] = set()
 
+    def feed(self, block: memoryview) -> None:
+        """A block of complete lines, as ``JsonlFollower`` hands them on."""
+        for raw in split_lines(block):
+            self.feed_line(raw)
+
     def feed_line(self, raw: bytes) -> None:
         if raw.startswith(_TYPE_FIRST):
             end = raw.find(b'"', 9, 64)
@@ -258,7 +244,7 @@ class TranscriptParser:
                 ev.SessionStarted(
                     epoch=line.session_id,
                     how="transcript",
-                    at=_seconds(line.timestamp),
+                    at=epoch_seconds(line.timestamp),
                     source="transcript:first-record",
                 )
             )
@@ -281,7 +267,7 @@ class TranscriptParser:
         msg = line.message
         if msg is None:
             return
-        at = _seconds(line.timestamp)
+        at = epoch_seconds(line.timestamp)
         uid = line.uuid or f"line-{len(self.messages)}"
         stamp = line.timestamp or ""
         prompt_id = line.prompt_id or ""
@@ -387,7 +373,7 @@ class TranscriptParser:
         msg = line.message
         if msg is None:
             return
-        at = _seconds(line.timestamp)
+        at = epoch_seconds(line.timestamp)
         uid = line.uuid or f"line-{len(self.messages)}"
         stamp = line.timestamp or ""
         message_id = msg.id or ""
@@ -491,7 +477,7 @@ class TranscriptParser:
         return tuple(self.background) or None
 
     def _system(self, line: _Line) -> None:
-        at = _seconds(line.timestamp)
+        at = epoch_seconds(line.timestamp)
         uid = line.uuid or f"line-{len(self.messages)}"
         if line.subtype == "turn_duration":
             self.events.append(

@@ -78,19 +78,20 @@ class _RolloutView:
     def __init__(self, run_id: str, path: str) -> None:
         follower = ZstFollower if path.endswith(".zst") else JsonlFollower
         self.path = path
-        self.parser = RolloutParser(thread_id_from_path(path))
-        self.follower = follower(path, self.parser.feed_line, self._reset, run_id)
+        self.follower = follower(path, run_id)
         self._reset()
 
     def _reset(self) -> None:
         self.parser = RolloutParser(thread_id_from_path(self.path))
-        self.follower.on_line = self.parser.feed_line
         self.merger = EventMerger()
         self.rollout_seen = 0
         self.spool_seen = 0
 
+    def _feed(self, block: memoryview) -> None:
+        self.parser.feed(block)  # the parser of the moment: a reset replaces it
+
     def read(self, spool: _SpoolView | None) -> None:
-        self.follower.read()
+        self.follower.read(self._feed, self._reset)
         self.merger.add("rollout", self.parser.events[self.rollout_seen :])
         self.rollout_seen = len(self.parser.events)
         if spool is not None:

@@ -2,13 +2,14 @@
 messages and canonical events, incrementally.
 
 Grammar: research/codex-0.169.0.md §4. Every line is an envelope
-``{timestamp, ordinal, type, payload, metadata?}``; the envelope is decoded first with
-the payload left raw, then the payload through a small view of its own type that
-declares only the fields read here (msgspec skips the rest cheaply). A line that fails
+``{timestamp, ordinal, type, payload, metadata?}``, decoded in one pass as the tagged
+union of one view per record type: each declares only the payload fields read here
+(msgspec skips the rest cheaply), so bookkeeping records cost a skip. A line that fails
 to decode is counted (``corrupt``) and skipped; a record type not known here is counted
-(``unknown``); neither is ever fatal. ``RolloutParser.feed_line`` takes one complete
-line: a follower (``_jsonl.JsonlFollower``, or ``ZstFollower`` for ``.jsonl.zst``)
-hands it what was appended, so a re-read costs what was appended, not the file.
+(``unknown``); neither is ever fatal. ``RolloutParser.feed`` takes a block of complete
+lines and decodes it in one call (``feed_line`` takes one line); a follower
+(``_jsonl.JsonlFollower``, or ``ZstFollower`` for ``.jsonl.zst``) hands it what was
+appended, so a re-read costs what was appended, not the file.
 
 Every event carries the turn id the record itself names (``payload.turn_id``, a
 ``response_item``'s ``internal_chat_message_metadata_passthrough.turn_id``), so records
@@ -22,15 +23,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Literal, Union
 
 import msgspec
 
 from agentspool.adapters import events as ev
 from agentspool.adapters._dialogs import question_dialog
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters.seam import Message, PendingDialog, Usage
+from agentspool.adapters._jsonl import JsonlFollower, OnLines, split_lines
+from agentspool.adapters._stamps import epoch_seconds
+from agentspool.adapters.seam import Message, MessageKind, PendingDialog, Usage
 from agentspool.errors import AgentspoolError
 
 QUESTION_TOOL = "request_user_input"
@@ -54,8 +55,7 @@ PRESENTATION = {
     "create_goal": "todo",
     "update_goal": "todo",
 }
-# Records Codex writes for its own bookkeeping; known, never conversation.
-BOOKKEEPING = frozenset({"turn_context", "world_state"})
+# Events Codex writes for its own bookkeeping; known, never conversation.
 EVENT_BOOKKEEPING = frozenset({"thread_settings_applied", "token_count", "item_started"})
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text", "reasoning_text", "summary_text"})
 
@@ -69,20 +69,11 @@ def presentation(name: str, namespace: str = "") -> str:
 # -- views: only the fields read here ------------------------------------------------
 
 
-class _Envelope(msgspec.Struct):
-    timestamp: str = ""
-    ordinal: int = -1
-    type: str = ""
-    payload: msgspec.Raw = msgspec.Raw(b"{}")
-    """Raw here; the lines ``_typed_decoders`` decode carry the typed view instead."""
-    metadata: msgspec.Raw = msgspec.Raw()
-
-
-class _ItemMetadata(msgspec.Struct):
+class _ItemMetadata(msgspec.Struct, gc=False):
     compaction_output: bool = False
 
 
-class _SessionMeta(msgspec.Struct):
+class _SessionMeta(msgspec.Struct, gc=False):
     id: str = ""
     session_id: str = ""
     parent_thread_id: str | None = None
@@ -91,17 +82,17 @@ class _SessionMeta(msgspec.Struct):
     agent_nickname: str | None = None
 
 
-class _Part(msgspec.Struct):
+class _Part(msgspec.Struct, gc=False):
     type: str = ""
     text: str | None = None
 
 
-class _Passthrough(msgspec.Struct):
+class _Passthrough(msgspec.Struct, gc=False):
     turn_id: str = ""
     content_item_kinds: list[str] = []
 
 
-class _ResponseItem(msgspec.Struct):
+class _ResponseItem(msgspec.Struct, gc=False):
     type: str = ""
     id: str | None = None
     role: str = ""
@@ -116,12 +107,12 @@ class _ResponseItem(msgspec.Struct):
     internal_chat_message_metadata_passthrough: _Passthrough | None = None
 
 
-class _Agent(msgspec.Struct):
+class _Agent(msgspec.Struct, gc=False):
     thread_id: str = ""
     agent_nickname: str | None = None
 
 
-class _Item(msgspec.Struct):
+class _Item(msgspec.Struct, gc=False):
     type: str = ""
     id: str = ""
     tool: str = ""
@@ -130,145 +121,115 @@ class _Item(msgspec.Struct):
     prompt: str | None = None
 
 
-class _TurnError(msgspec.Struct):
+class _TurnError(msgspec.Struct, gc=False):
     message: str = ""
 
 
-class _EventMsg(msgspec.Struct):
+class _EventMsg(msgspec.Struct, gc=False):
     type: str = ""
     turn_id: str = ""
     reason: str = ""
     error: _TurnError | None = None
-    item: msgspec.Raw = msgspec.Raw()
+    item: _Item | None = None
 
 
-class _TokenUsage(msgspec.Struct):
+class _TokenUsage(msgspec.Struct, gc=False):
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0
     reasoning_output_tokens: int = 0
 
 
-class _UsageRecord(msgspec.Struct):
+class _UsageRecord(msgspec.Struct, gc=False):
     turn_id: str = ""
     response_id: str = ""
     usage: _TokenUsage | None = None
 
 
-class _Compacted(msgspec.Struct):
+class _Compacted(msgspec.Struct, gc=False):
     message: str | None = None
 
 
-class _Answer(msgspec.Struct):
+class _Answer(msgspec.Struct, gc=False):
     question: str = ""
     answer: Any = None
 
 
-class _Retained(msgspec.Struct):
+class _Retained(msgspec.Struct, gc=False):
     type: str = ""
     turn_id: str = ""
     call_id: str = ""
     questions: list[_Answer] = []
 
 
-_envelope = msgspec.json.Decoder(_Envelope).decode
+class _Line(msgspec.Struct, tag_field="type", gc=False):
+    """A rollout line ``{timestamp, ordinal, type, payload, metadata?}``: one subclass per
+    record type, tagged by ``type``, so one decode reads a line with its payload's view
+    (msgspec skips what a view does not declare, cheaply)."""
 
-# Codex writes `{"timestamp":…,"ordinal":…,"type":"<type>","payload":{"type":"<kind>"…`:
-# records that carry nothing read here (per-turn settings snapshots, running token
-# counts, items that repeat response_items) are recognised from those first bytes and
-# skipped without decoding — they are most of a rollout's bytes after the first turn.
-_TYPE_KEY = b'"type":"'
-_SKIP_TYPES = frozenset({b"turn_context", b"world_state"})
-_SKIP_EVENTS = frozenset(
-    t.encode() for t in ("thread_settings_applied", "token_count", "item_started")
+    timestamp: str = ""
+    ordinal: int = -1
+    metadata: _ItemMetadata | None = None
+
+
+class _SessionMetaLine(_Line, tag="session_meta"):
+    payload: _SessionMeta = msgspec.field(default_factory=_SessionMeta)
+
+
+class _ResponseItemLine(_Line, tag="response_item"):
+    payload: _ResponseItem = msgspec.field(default_factory=_ResponseItem)
+
+
+class _EventLine(_Line, tag="event_msg"):
+    payload: _EventMsg = msgspec.field(default_factory=_EventMsg)
+
+
+class _UsageLine(_Line, tag="token_usage_record"):
+    payload: _UsageRecord = msgspec.field(default_factory=_UsageRecord)
+
+
+class _CompactedLine(_Line, tag="compacted"):
+    payload: _Compacted = msgspec.field(default_factory=_Compacted)
+
+
+class _RetainedLine(_Line, tag="retained_context"):
+    payload: _Retained = msgspec.field(default_factory=_Retained)
+
+
+class _TurnContextLine(msgspec.Struct, tag_field="type", tag="turn_context"):
+    """The per-turn settings snapshot: bookkeeping, nothing read (no fields: decoding
+    it is a skip)."""
+
+
+class _WorldStateLine(msgspec.Struct, tag_field="type", tag="world_state"):
+    """Bookkeeping, nothing read."""
+
+
+class _AnyLine(msgspec.Struct, gc=False):
+    """Second look at a line the typed decode refused: an unknown type, or a bad one."""
+
+    type: str = ""
+
+
+_LINE_TYPES = (
+    _SessionMetaLine,
+    _ResponseItemLine,
+    _EventLine,
+    _UsageLine,
+    _CompactedLine,
+    _RetainedLine,
+    _TurnContextLine,
+    _WorldStateLine,
 )
-
-
-_SKIP = b"\0skip"
-
-
-def _record_kind(raw: bytes) -> bytes:
-    """The record's type from its first bytes; ``_SKIP`` for records read for nothing,
-    ``b""`` when the type is not where Codex writes it (then the line is decoded whole)."""
-    start = raw.find(_TYPE_KEY, 0, 96)
-    if start < 0:
-        return b""
-    start += len(_TYPE_KEY)
-    end = raw.find(b'"', start, start + 40)
-    kind = raw[start:end]
-    if kind in _SKIP_TYPES:
-        return _SKIP
-    if kind != b"event_msg":
-        return kind
-    start = raw.find(_TYPE_KEY, end, end + 24)
-    if start < 0:
-        return kind
-    start += len(_TYPE_KEY)
-    event = raw[start : raw.find(b'"', start, start + 40)]
-    if event in _SKIP_EVENTS:
-        return _SKIP
-    # item_completed matters only for the sub-agent link (CollabAgentToolCall).
-    if event == b"item_completed" and b'"CollabAgentToolCall"' not in raw[:600]:
-        return _SKIP
-    return kind
-
-
-_meta = msgspec.json.Decoder(_SessionMeta).decode
-_item_metadata = msgspec.json.Decoder(_ItemMetadata).decode
-_response_item = msgspec.json.Decoder(_ResponseItem).decode
-_event_msg = msgspec.json.Decoder(_EventMsg).decode
-_item = msgspec.json.Decoder(_Item).decode
-_usage_record = msgspec.json.Decoder(_UsageRecord).decode
-_compacted = msgspec.json.Decoder(_Compacted).decode
-_retained = msgspec.json.Decoder(_Retained).decode
-
-
-def _typed_decoders() -> dict[bytes, Callable[[bytes], _Envelope]]:
-    """One-pass decoders of a whole line whose payload view is known from its type."""
-    decoders: dict[bytes, Callable[[bytes], _Envelope]] = {}
-    for kind, view in (
-        ("session_meta", _SessionMeta),
-        ("response_item", _ResponseItem),
-        ("event_msg", _EventMsg),
-        ("token_usage_record", _UsageRecord),
-        ("compacted", _Compacted),
-        ("retained_context", _Retained),
-    ):
-        envelope = msgspec.defstruct(
-            f"_{kind}_line",
-            [
-                ("timestamp", str, ""),
-                ("ordinal", int, -1),
-                ("type", str, ""),
-                ("payload", view, msgspec.field(default_factory=view)),
-                ("metadata", msgspec.Raw, msgspec.Raw()),
-            ],
-        )
-        # Same fields as _Envelope, with the payload typed: handlers read either alike.
-        decoders[kind.encode()] = cast(
-            "Callable[[bytes], _Envelope]", msgspec.json.Decoder(envelope).decode
-        )
-    return decoders
-
-
-_LINE_DECODERS = _typed_decoders()
-
-
-def _payload(line: _Envelope, decode: Callable[[bytes], Any]) -> Any:
-    payload = line.payload
-    return decode(payload) if isinstance(payload, msgspec.Raw) else payload
-
+_line_decoder = msgspec.json.Decoder(Union[_LINE_TYPES])  # noqa: UP007
+_decode_line = _line_decoder.decode
+_decode_lines = _line_decoder.decode_lines
+_decode_any_line = msgspec.json.Decoder(_AnyLine).decode
+KNOWN_TYPES = frozenset(cls.__struct_config__.tag for cls in _LINE_TYPES)
 
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
-
-
-def seconds(stamp: str) -> float:
-    if not stamp:
-        return 0.0
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 
 def _text(content: list[_Part] | str | None) -> str:
@@ -276,6 +237,9 @@ def _text(content: list[_Part] | str | None) -> str:
         return ""
     if isinstance(content, str):
         return content
+    if len(content) == 1:  # nearly always
+        part = content[0]
+        return part.text if part.text and part.type in _TEXT_PARTS else ""
     return "\n".join(p.text for p in content if p.text and p.type in _TEXT_PARTS)
 
 
@@ -309,7 +273,11 @@ def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
 
 
 class RolloutParser:
-    """Parse state for one rollout file (one thread); ``feed_line`` lines in file order."""
+    """Parse state for one rollout file (one thread); ``feed_line`` lines in file order.
+
+    A bulk read builds every message and event of a long history, so the handlers
+    construct them directly (no keyword dicts passed through helpers): per record Python
+    is most of a cold read's cost (benchmarks/read.py)."""
 
     def __init__(self, fallback_thread_id: str = "") -> None:
         self.messages: list[Message] = []
@@ -332,51 +300,60 @@ class RolloutParser:
         self._usage_seen: set[str] = set()
         self._unpriced: list[Message] = []
         """Model output since the last usage record: the response that record prices."""
-        self._lines = 0
         self._meta_seen = False
 
     # -- dispatch ------------------------------------------------------------------
+    def feed(self, block: memoryview) -> None:
+        """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
+        call. A block holding a line the typed decode refuses (corrupt, torn, a record
+        type not known here) is read again line by line, so that line alone is counted
+        and skipped."""
+        try:
+            decoded = _decode_lines(block)
+        except _DECODE_ERRORS:
+            for raw in split_lines(block):
+                self.feed_line(raw)
+            return
+        handlers = self._HANDLERS
+        for line in decoded:
+            handlers[type(line)](self, line)
+
     def feed_line(self, raw: bytes) -> None:
         if raw[:1] != b"{" and not raw.strip():
             return
-        self._lines += 1
-        kind = _record_kind(raw)
-        if kind is _SKIP:
-            return
         try:
-            decode = _LINE_DECODERS.get(kind) if kind else None
-            line = decode(raw) if decode is not None else _envelope(raw)
-            handler = self._HANDLERS.get(line.type)
-            if handler is None:
+            line = _decode_line(raw)
+        except msgspec.ValidationError:
+            try:
+                kind = _decode_any_line(raw).type
+            except _DECODE_ERRORS:
+                kind = None  # not even an object
+            if kind is None or kind in KNOWN_TYPES:
+                self.corrupt += 1  # or a known record whose fields do not fit its view
+            else:
                 self.unknown += 1
-                return
-            handler(self, line)
-        except _DECODE_ERRORS:
+            return
+        except (msgspec.DecodeError, UnicodeDecodeError):
             self.corrupt += 1
+            return
+        self._HANDLERS[type(line)](self, line)
 
-    def _base(self, line: _Envelope, source: str) -> dict[str, Any]:
-        return {
-            "at": seconds(line.timestamp),
-            "source": f"transcript:{source}",
-            "epoch": self.thread_id,
-        }
-
-    def _add(self, line: _Envelope, **fields: Any) -> Message:
-        fields.setdefault("timestamp", line.timestamp)
-        if self.agent_id:
-            fields.setdefault("agent_id", self.agent_id)
-        message = Message(seq=len(self.messages) + 1, **fields)
+    def _append(self, message: Message) -> None:
+        message.seq = len(self.messages) + 1
+        if self.agent_id and not message.agent_id:
+            message.agent_id = self.agent_id
         self.messages.append(message)
         if message.role == "assistant":
             self._unpriced.append(message)
-        return message
 
-    def _fallback_id(self, line: _Envelope) -> str:
-        return f"o{line.ordinal}" if line.ordinal >= 0 else f"line{self._lines}"
+    def _fallback_id(self, line: _Line) -> str:
+        """An id for a record that names none: its ordinal, else the seq its message
+        gets (both stable however often the file is read)."""
+        return f"o{line.ordinal}" if line.ordinal >= 0 else f"seq{len(self.messages) + 1}"
 
     # -- record types --------------------------------------------------------------
-    def _session_meta(self, line: _Envelope) -> None:
-        meta = _payload(line, _meta)
+    def _session_meta(self, line: _SessionMetaLine) -> None:
+        meta = line.payload
         if self._meta_seen:
             return  # a later session_meta (resume, fork) does not change the identity
         self._meta_seen = True
@@ -389,111 +366,111 @@ class RolloutParser:
         self.events.append(
             ev.SessionStarted(
                 how="subagent" if self.agent_id else "transcript",
-                **self._base(line, "session_meta"),
+                at=epoch_seconds(line.timestamp),
+                source="transcript:session_meta",
+                epoch=self.thread_id,
             )
         )
 
-    def _bookkeeping(self, line: _Envelope) -> None:
+    def _bookkeeping(self, line: object) -> None:
         return
 
-    def _response_item(self, line: _Envelope) -> None:
-        item = _payload(line, _response_item)
-        passthrough = item.internal_chat_message_metadata_passthrough
-        turn = (passthrough.turn_id if passthrough else "") or self.turn
+    def _response_item(self, line: _ResponseItemLine) -> None:
+        item = line.payload
         kind = item.type
         if kind == "message":
-            self._message(line, item, passthrough)
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
-            self._call(line, item, turn)
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            self._output(line, item, turn)
-        elif kind == "reasoning":
-            text = _text(item.summary) or _text(item.content)
-            self._add(
-                line,
-                id=item.id or self._fallback_id(line),
-                kind="thinking",
-                role="assistant",
-                text=text,
+            self._message(line, item)
+            return
+        if kind == "reasoning":
+            self._append(
+                Message(
+                    id=item.id or self._fallback_id(line),
+                    kind="thinking",
+                    role="assistant",
+                    text=_text(item.summary) or _text(item.content),
+                    timestamp=line.timestamp,
+                )
             )
+            return
+        passthrough = item.internal_chat_message_metadata_passthrough
+        turn = (passthrough.turn_id if passthrough else "") or self.turn
+        if kind in _CALLS:
+            self._call(line, item, turn)
+        elif kind in _OUTPUTS:
+            self._output(line, item, turn)
         else:
             self.unknown += 1
 
-    def _message(
-        self, line: _Envelope, item: _ResponseItem, passthrough: _Passthrough | None
-    ) -> None:
+    def _message(self, line: _ResponseItemLine, item: _ResponseItem) -> None:
         text = _text(item.content)
-        mid = item.id or self._fallback_id(line)
-        kinds = passthrough.content_item_kinds if passthrough else []
-        stripped = text.lstrip()
+        passthrough = item.internal_chat_message_metadata_passthrough
+        kinds = passthrough.content_item_kinds if passthrough else ()
+        role: Literal["user", "assistant", "system"]
+        kind: MessageKind = "text"
+        hidden = False
         if item.role == "user":
+            role = "user"
+            stripped = text.lstrip()
             if "generic.turn_aborted" in kinds or stripped.startswith("<turn_aborted>"):
-                self._add(line, id=mid, kind="interrupt", role="user", text=text, is_meta=True)
+                kind = "interrupt"
             elif "multi_agent.subagent_notification" in kinds or stripped.startswith(
                 "<subagent_notification>"
             ):
-                self._add(line, id=mid, kind="subagent", role="user", text=text, is_meta=True)
-            elif "user.text" in kinds or (not kinds and not stripped.startswith("<")):
-                self._add(line, id=mid, kind="text", role="user", text=text)
-            else:
-                # Context Codex injects for the model (environment, instructions).
-                self._add(
-                    line,
-                    id=mid,
-                    kind="text",
-                    role="user",
-                    text=text,
-                    visibility="hidden",
-                    is_meta=True,
-                )
+                kind = "subagent"
+            elif not ("user.text" in kinds or (not kinds and not stripped.startswith("<"))):
+                hidden = True  # context Codex injects for the model (environment, rules)
+            is_meta = hidden or kind != "text"
         elif item.role == "assistant":
-            compaction = False
-            if line.metadata:
-                compaction = _item_metadata(line.metadata).compaction_output
-            if compaction:
-                # The summary the model wrote; the ``compacted`` record that follows
-                # carries it to the reader as the summary message.
-                self._add(
-                    line,
-                    id=mid,
-                    kind="summary",
-                    role="assistant",
-                    text=text,
-                    visibility="hidden",
-                    is_meta=True,
-                )
-            else:
-                self._add(line, id=mid, kind="text", role="assistant", text=text)
+            role = "assistant"
+            # The summary the model wrote when compacting; the ``compacted`` record
+            # that follows carries it to the reader as the summary message.
+            hidden = line.metadata is not None and line.metadata.compaction_output
+            kind = "summary" if hidden else "text"
+            is_meta = hidden
         else:  # developer / system instructions
-            self._add(
-                line,
-                id=mid,
-                kind="text",
-                role="system",
+            role = "system"
+            hidden = is_meta = True
+        self._append(
+            Message(
+                id=item.id or self._fallback_id(line),
+                kind=kind,
+                role=role,
                 text=text,
-                visibility="hidden",
-                is_meta=True,
+                timestamp=line.timestamp,
+                visibility="hidden" if hidden else "visible",
+                is_meta=is_meta,
             )
+        )
 
-    def _call(self, line: _Envelope, item: _ResponseItem, turn: str) -> None:
+    def _call(self, line: _ResponseItemLine, item: _ResponseItem, turn: str) -> None:
         name = item.name or item.type
         call_id = item.call_id or item.id or self._fallback_id(line)
         arguments = arguments_of(item.arguments if item.arguments is not None else item.input)
         self.open_calls[call_id] = (name, arguments, turn)
         self._names[call_id] = name
-        self._add(
-            line,
-            id=item.id or f"call:{call_id}",
-            kind="tool_call",
-            role="assistant",
-            tool_name=name,
-            tool_use_id=call_id,
-            tool_input=arguments,
-            presentation=presentation(name, item.namespace or ""),
+        self._append(
+            Message(
+                id=item.id or f"call:{call_id}",
+                kind="tool_call",
+                role="assistant",
+                timestamp=line.timestamp,
+                tool_name=name,
+                tool_use_id=call_id,
+                tool_input=arguments,
+                presentation=presentation(name, item.namespace or ""),
+            )
         )
-        base = self._base(line, item.type)
+        at = epoch_seconds(line.timestamp)
+        source = "transcript:" + item.type
         self.events.append(
-            ev.ToolStarted(turn_id=turn, tool_use_id=call_id, tool_name=name, **base)
+            ev.ToolStarted(
+                turn_id=turn,
+                tool_use_id=call_id,
+                tool_name=name,
+                at=at,
+                source=source,
+                epoch=self.thread_id,
+            )
         )
         if name == QUESTION_TOOL:
             # The call's execution *is* the question form: while it has no output the
@@ -507,72 +484,96 @@ class RolloutParser:
                     tool_name=name,
                     tool_input=arguments,
                     dialog=dialog_for(call_id, arguments),
-                    **base,
+                    at=at,
+                    source=source,
+                    epoch=self.thread_id,
                 )
             )
 
-    def _output(self, line: _Envelope, item: _ResponseItem, turn: str) -> None:
+    def _output(self, line: _ResponseItemLine, item: _ResponseItem, turn: str) -> None:
         call_id = item.call_id
         opened = self.open_calls.pop(call_id, None)
         if opened is not None:
             turn = opened[2] or turn
-        self._add(
-            line,
-            id=item.id or f"output:{call_id}",
-            kind="tool_result",
-            role="tool",
-            text=_output_text(item.output),
-            tool_name=self._names.get(call_id, ""),
-            tool_use_id=call_id,
+        self._append(
+            Message(
+                id=item.id or f"output:{call_id}",
+                kind="tool_result",
+                role="tool",
+                text=_output_text(item.output),
+                timestamp=line.timestamp,
+                tool_name=self._names.get(call_id, ""),
+                tool_use_id=call_id,
+            )
         )
         self.events.append(
-            ev.ToolFinished(turn_id=turn, tool_use_id=call_id, **self._base(line, item.type))
+            ev.ToolFinished(
+                turn_id=turn,
+                tool_use_id=call_id,
+                at=epoch_seconds(line.timestamp),
+                source="transcript:" + item.type,
+                epoch=self.thread_id,
+            )
         )
 
-    def _event_msg(self, line: _Envelope) -> None:
-        msg = _payload(line, _event_msg)
+    def _event_msg(self, line: _EventLine) -> None:
+        msg = line.payload
         kind = msg.type
         if kind == "task_started":
             if msg.turn_id:
                 self.turn = msg.turn_id
                 self.events.append(
-                    ev.TurnStarted(turn_id=msg.turn_id, **self._base(line, "task_started"))
+                    ev.TurnStarted(
+                        turn_id=msg.turn_id,
+                        at=epoch_seconds(line.timestamp),
+                        source="transcript:task_started",
+                        epoch=self.thread_id,
+                    )
                 )
         elif kind == "task_complete":
             turn = msg.turn_id or self.turn
-            if msg.error is not None:
-                self._add(
-                    line,
-                    id=f"error:{turn}",
-                    kind="error",
-                    role="system",
-                    text=msg.error.message,
-                    is_error=True,
+            error = msg.error
+            failed = error is not None
+            if error is not None:
+                self._append(
+                    Message(
+                        id=f"error:{turn}",
+                        kind="error",
+                        role="system",
+                        text=error.message,
+                        timestamp=line.timestamp,
+                        is_error=True,
+                    )
                 )
             self.events.append(
                 ev.TurnStopped(
                     turn_id=turn,
-                    outcome="failed" if msg.error is not None else "completed",
-                    **self._base(line, "task_complete" + ("(error)" if msg.error else "")),
+                    outcome="failed" if failed else "completed",
+                    at=epoch_seconds(line.timestamp),
+                    source="transcript:task_complete(error)"
+                    if failed
+                    else "transcript:task_complete",
+                    epoch=self.thread_id,
                 )
             )
         elif kind == "turn_aborted":
+            reason = f"({msg.reason})" if msg.reason else ""
             self.events.append(
                 ev.TurnStopped(
                     turn_id=msg.turn_id or self.turn,
                     outcome="interrupted",
-                    **self._base(
-                        line, f"turn_aborted({msg.reason})" if msg.reason else "turn_aborted"
-                    ),
+                    at=epoch_seconds(line.timestamp),
+                    source=f"transcript:turn_aborted{reason}",
+                    epoch=self.thread_id,
                 )
             )
         elif kind == "item_completed":
-            if msg.item:
-                self._item_completed(line, _item(msg.item))
+            if msg.item is not None:
+                self._item_completed(line, msg.item)
         elif kind not in EVENT_BOOKKEEPING:
             self.unknown += 1
 
-    def _item_completed(self, line: _Envelope, item: _Item) -> None:
+    def _item_completed(self, line: _EventLine, item: _Item) -> None:
         # Items duplicate the response_items (messages, command output); only the
         # sub-agent link is new here.
         if item.type != "CollabAgentToolCall" or item.tool != "spawn_agent":
@@ -582,29 +583,31 @@ class RolloutParser:
             if child in self.subagents:
                 continue
             self.subagents[child] = item.id
-            nickname = nicknames.get(child, "")
-            self._add(
-                line,
-                id=f"subagent:{child}",
-                kind="subagent",
-                role="system",
-                text=item.prompt or nickname,
-                tool_name="spawn_agent",
-                tool_use_id=item.id,
-                parent_id=item.id,
-                agent_id=child,
-                presentation="agent",
+            self._append(
+                Message(
+                    id=f"subagent:{child}",
+                    kind="subagent",
+                    role="system",
+                    text=item.prompt or nicknames.get(child, ""),
+                    timestamp=line.timestamp,
+                    tool_name="spawn_agent",
+                    tool_use_id=item.id,
+                    parent_id=item.id,
+                    agent_id=child,
+                    presentation="agent",
+                )
             )
 
-    def _token_usage(self, line: _Envelope) -> None:
-        record = _payload(line, _usage_record)
-        if record.usage is None:
-            return
-        key = record.response_id or self._fallback_id(line)
-        if key in self._usage_seen:
-            return
-        self._usage_seen.add(key)
+    def _token_usage(self, line: _UsageLine) -> None:
+        record = line.payload
         u = record.usage
+        if u is None:
+            return
+        key = record.response_id or (f"o{line.ordinal}" if line.ordinal >= 0 else "")
+        if key:
+            if key in self._usage_seen:
+                return
+            self._usage_seen.add(key)
         # Codex's input_tokens already includes the cached part (the API's
         # input_tokens, with input_tokens_details.cached_tokens beside it): nothing
         # to fold, the cached count is recorded as the part of it that hit the cache.
@@ -618,24 +621,27 @@ class RolloutParser:
         # The usage record follows its response's items, so it is attached to the first
         # of them once it arrives (a re-read shows it; seq and ids never move). A
         # response that left no item keeps its usage in Chat.usage only.
-        priced = self._unpriced[0] if self._unpriced else None
-        if priced is not None and priced.usage is None:
-            priced.usage = Usage(**msgspec.structs.asdict(usage))
-            priced.message_id = key
-        self._unpriced.clear()
+        if self._unpriced:
+            priced = self._unpriced[0]
+            if priced.usage is None:
+                priced.usage = usage
+                priced.message_id = key
+            self._unpriced.clear()
 
-    def _compacted(self, line: _Envelope) -> None:
-        record = _payload(line, _compacted)
-        self._add(
-            line,
-            id=f"compacted:{self._fallback_id(line)}",
-            kind="summary",
-            role="system",
-            text=record.message or "",
+    def _compacted(self, line: _CompactedLine) -> None:
+        record = line.payload
+        self._append(
+            Message(
+                id=f"compacted:{self._fallback_id(line)}",
+                kind="summary",
+                role="system",
+                text=record.message or "",
+                timestamp=line.timestamp,
+            )
         )
 
-    def _retained(self, line: _Envelope) -> None:
-        record = _payload(line, _retained)
+    def _retained(self, line: _RetainedLine) -> None:
+        record = line.payload
         if record.type != "verified_answer":
             return
         lines = []
@@ -644,26 +650,28 @@ class RolloutParser:
             if isinstance(answer, list):
                 answer = ", ".join(str(a) for a in answer)
             lines.append(f"{qa.question.splitlines()[0] if qa.question else ''}: {answer}")
-        self._add(
-            line,
-            id=f"answer:{record.call_id}",
-            kind="text",
-            role="user",
-            text="\n".join(lines),
-            tool_name=QUESTION_TOOL,
-            tool_use_id=record.call_id,
-            presentation="question",
+        self._append(
+            Message(
+                id=f"answer:{record.call_id}",
+                kind="text",
+                role="user",
+                text="\n".join(lines),
+                timestamp=line.timestamp,
+                tool_name=QUESTION_TOOL,
+                tool_use_id=record.call_id,
+                presentation="question",
+            )
         )
 
-    _HANDLERS: ClassVar[dict[str, Callable[[RolloutParser, _Envelope], None]]] = {
-        "session_meta": _session_meta,
-        "turn_context": _bookkeeping,
-        "world_state": _bookkeeping,
-        "response_item": _response_item,
-        "event_msg": _event_msg,
-        "token_usage_record": _token_usage,
-        "compacted": _compacted,
-        "retained_context": _retained,
+    _HANDLERS: ClassVar[dict[type, Callable[[RolloutParser, Any], None]]] = {
+        _SessionMetaLine: _session_meta,
+        _TurnContextLine: _bookkeeping,
+        _WorldStateLine: _bookkeeping,
+        _ResponseItemLine: _response_item,
+        _EventLine: _event_msg,
+        _UsageLine: _token_usage,
+        _CompactedLine: _compacted,
+        _RetainedLine: _retained,
     }
 
 
@@ -689,10 +697,9 @@ class ZstFollower(JsonlFollower):
     """A ``.jsonl.zst`` rollout (a finished, archived file): there is no byte offset into
     a compressed stream, so a changed file is read anew."""
 
-    CHUNK = 1 << 20
     _stamp: tuple[int, int, int] | None = None
 
-    def read(self) -> None:
+    def read(self, on_lines: OnLines, reset: Callable[[], None]) -> None:
         try:
             import zstandard
         except ImportError:
@@ -703,19 +710,17 @@ class ZstFollower(JsonlFollower):
             if stamp == self._stamp:
                 return
             self._stamp = stamp
-            self._reset()
+            reset()
             pending = b""
             try:
                 with zstandard.ZstdDecompressor().stream_reader(fh) as reader:
-                    while True:
-                        chunk = reader.read(self.CHUNK)
-                        if not chunk:
-                            break
-                        lines = (pending + chunk).split(b"\n")
-                        pending = lines.pop()
-                        for raw in lines:
-                            self.on_line(raw)
+                    while chunk := reader.read(self.BLOCK):
+                        data = pending + chunk
+                        cut = data.rfind(b"\n") + 1
+                        pending = data[cut:]
+                        if cut:
+                            on_lines(memoryview(data)[:cut])
             except zstandard.ZstdError:
                 pass  # a truncated or damaged frame: what decoded so far stands
             if pending:
-                self.on_line(pending)
+                on_lines(memoryview(pending + b"\n"))

@@ -212,3 +212,31 @@ def test_reasoning_record_is_thinking() -> None:
         "assistant",
         "thinking it over",
     )
+
+
+@pytest.mark.parametrize("block", [1, 300, 1 << 20])
+def test_blocks_read_exactly_as_lines_even_around_damage(tmp_path: Path, block: int) -> None:
+    """``feed`` decodes a block in one call and re-reads a block it refuses line by line:
+    either way the result is the line-by-line parse, damage counted once."""
+    from agentspool.adapters._jsonl import JsonlFollower
+
+    for source in ROLLOUTS:
+        lines = source.read_bytes().splitlines(keepends=True)
+        damaged = tmp_path / source.name
+        middle = len(lines) // 2
+        damaged.write_bytes(
+            b"".join(lines[:middle])
+            + b'{"timestamp":"2026-11-29T00:00:00.000Z","type":"brand_new_record"}\n'
+            + lines[middle][: len(lines[middle]) // 2]  # a torn record, then whole ones
+            + b"\n"
+            + b"".join(lines[middle:])
+        )
+        by_line = parse(damaged)
+        by_block = RolloutParser(thread_id_from_path(str(damaged)))
+        follower = JsonlFollower(str(damaged))
+        follower.BLOCK = block
+        follower.read(by_block.feed, lambda: None)
+        assert (by_block.corrupt, by_block.unknown) == (by_line.corrupt, by_line.unknown) == (1, 1)
+        assert msgspec.json.encode(by_block.messages) == msgspec.json.encode(by_line.messages)
+        assert by_block.events == by_line.events
+        assert by_block.usage == by_line.usage
