@@ -84,14 +84,13 @@ def _ev(event: Event, detail: str = "") -> Evidence:
 
 def step(state: RunState, event: Event) -> RunState:
     """The transition function. Pure: same inputs, same output; no I/O, no clock."""
-    kind = type(event)
-    if kind is TaskStateDeclared:
-        return _declare(state, event)  # type: ignore[arg-type]
-    if kind is SessionStarted:
-        return _session_started(state, event)  # type: ignore[arg-type]
+    if isinstance(event, TaskStateDeclared):
+        return _declare(state, event)
+    if isinstance(event, SessionStarted):
+        return _session_started(state, event)
     if event.epoch and state.epoch and event.epoch != state.epoch:
         return state  # evidence of a superseded transcript identity
-    transition = _TRANSITIONS.get(kind)
+    transition = _TRANSITIONS.get(type(event))
     if transition is None:
         raise TypeError(f"not a canonical event: {event!r}")
     return transition(state, event)

@@ -273,7 +273,8 @@ def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
 
 
 class RolloutParser:
-    """Parse state for one rollout file (one thread); ``feed_line`` lines in file order.
+    """Parse state for one rollout file (one thread): ``feed`` blocks, or ``feed_line``
+    single lines, in file order.
 
     A bulk read builds every message and event of a long history, so the handlers
     construct them directly (no keyword dicts passed through helpers): per record Python
