@@ -11,7 +11,7 @@ For each provider with a generator (a transcript of real record shapes, ~200 MB)
 (c) peak RSS (VmHWM) of a cold ``read_chat`` of the big file, in a fresh process
                                                         — target <= 300 MB
 
-Usage: python benchmarks/read.py [--size-mb 200] [--runs 5]. Ratios print last.
+Usage: python benchmarks/read.py [--size-mb 200] [--runs 7]. Ratios print last.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def bench(provider: str, size_mb: int, runs: int) -> tuple[float, float, int]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mb", type=int, default=200)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--provider", choices=sorted(GENERATORS), action="append")
     args = parser.parse_args()
     results = {p: bench(p, args.size_mb, args.runs) for p in args.provider or sorted(GENERATORS)}
