@@ -68,12 +68,13 @@ INITIAL = RunState()
 FINISHED_KEPT = 64
 
 
-def _finalize(state: RunState, turn: str) -> dict[str, Any]:
-    """The ``finished`` fields with ``turn`` added (to pass to ``structs.replace``)."""
+def _finalize(state: RunState, turn: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """``finished`` and ``finished_ids`` with ``turn`` added. (Passed to ``replace`` as
+    plain keywords: a ``**`` merge there cost six times the whole replace.)"""
     if not turn or turn in state.finished_ids:
-        return {}
+        return state.finished, state.finished_ids
     finished = (*state.finished[-(FINISHED_KEPT - 1) :], turn)
-    return {"finished": finished, "finished_ids": frozenset(finished)}
+    return finished, frozenset(finished)
 
 
 def _ev(event: Event, detail: str = "") -> Evidence:
@@ -84,16 +85,16 @@ def _ev(event: Event, detail: str = "") -> Evidence:
 
 def step(state: RunState, event: Event) -> RunState:
     """The transition function. Pure: same inputs, same output; no I/O, no clock."""
-    if isinstance(event, TaskStateDeclared):
-        return _declare(state, event)
+    transition = _IDENTITY_BOUND.get(type(event))
+    if transition is not None:
+        if event.epoch and state.epoch and event.epoch != state.epoch:
+            return state  # evidence of a superseded transcript identity
+        return transition(state, event)
     if isinstance(event, SessionStarted):
         return _session_started(state, event)
-    if event.epoch and state.epoch and event.epoch != state.epoch:
-        return state  # evidence of a superseded transcript identity
-    transition = _TRANSITIONS.get(type(event))
-    if transition is None:
-        raise TypeError(f"not a canonical event: {event!r}")
-    return transition(state, event)
+    if isinstance(event, TaskStateDeclared):
+        return _declare(state, event)
+    raise TypeError(f"not a canonical event: {event!r}")
 
 
 def _session_started(state: RunState, event: SessionStarted) -> RunState:
@@ -185,10 +186,12 @@ def _background_finished(state: RunState, event: BackgroundFinished) -> RunState
 
 
 def _session_ended(state: RunState, event: SessionEnded) -> RunState:
+    finished, finished_ids = _finalize(state, state.turn_id)
     return msgspec.structs.replace(
         state,
         turn_id="",
-        **_finalize(state, state.turn_id),
+        finished=finished,
+        finished_ids=finished_ids,
         open_tools=frozenset(),
         background=frozenset(),
         pending=None,
@@ -212,11 +215,13 @@ def _turn_started(state: RunState, event: TurnStarted) -> RunState:
     if event.turn_id in state.finished_ids or event.turn_id == state.turn_id:
         return state
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
+    finished, finished_ids = _finalize(state, state.turn_id)
     return msgspec.structs.replace(
         state,
         turn_id=event.turn_id,
         turns=state.turns + 1,
-        **_finalize(state, state.turn_id),
+        finished=finished,
+        finished_ids=finished_ids,
         open_tools=frozenset(),
         pending=pending,
         activity="needs_input" if pending else "working",
@@ -231,14 +236,17 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
     if turn != state.turn_id:
         # The end of a turn we never saw start (evidence arrived out of order): finalize
         # it so its late signals stay stale, but leave the open turn alone.
-        return msgspec.structs.replace(state, **_finalize(state, turn))
+        finished, finished_ids = _finalize(state, turn)
+        return msgspec.structs.replace(state, finished=finished, finished_ids=finished_ids)
     pending = state.pending if state.pending is not None and not state.pending.turn_id else None
     background = state.background if event.background is None else frozenset(event.background)
     activity: Activity = "needs_input" if pending else ("working" if background else "idle")
+    finished, finished_ids = _finalize(state, turn)
     return msgspec.structs.replace(
         state,
         turn_id="",
-        **_finalize(state, turn),
+        finished=finished,
+        finished_ids=finished_ids,
         open_tools=frozenset(),
         background=background,
         pending=pending,
@@ -255,7 +263,7 @@ def _declare(state: RunState, event: TaskStateDeclared) -> RunState:
     return msgspec.structs.replace(state, task_state=event.task_state, task_reason=event.reason)
 
 
-_TRANSITIONS: dict[type, Callable[[RunState, Any], RunState]] = {
+_IDENTITY_BOUND: dict[type, Callable[[RunState, Any], RunState]] = {
     TurnStarted: _turn_started,
     ToolStarted: _tool_started,
     ToolFinished: _tool_finished,
@@ -265,7 +273,9 @@ _TRANSITIONS: dict[type, Callable[[RunState, Any], RunState]] = {
     BackgroundFinished: _background_finished,
     SessionEnded: _session_ended,
 }
-"""Transitions of the events that belong to the current transcript identity."""
+"""Transitions of the events that belong to one transcript identity: evidence of an
+identity other than the current one is stale. (``SessionStarted`` begins an identity;
+a task-state declaration outlives it.)"""
 
 
 def fold(events: Iterable[Event], state: RunState = INITIAL) -> RunState:
