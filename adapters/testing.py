@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import types
 import weakref
 from collections.abc import Iterator
 from typing import Protocol
@@ -254,13 +255,17 @@ class AdapterConformance:
             gc.enable()
 
 
+# Shared, not owned: walking into a function's globals would reach the whole program.
+_NOT_OWNED = (type, types.ModuleType, types.FunctionType, types.MethodType)
+
+
 def _owned_objects(root: object) -> Iterator[object]:
     """Instances of agentspool's own classes reachable from ``root`` that a weak
     reference can watch (views, parsers, followers, mergers)."""
     seen, todo = {id(root)}, [root]
     while todo:
         for child in gc.get_referents(todo.pop()):
-            if id(child) in seen or isinstance(child, type):
+            if id(child) in seen or isinstance(child, _NOT_OWNED):
                 continue
             seen.add(id(child))
             todo.append(child)
