@@ -113,9 +113,20 @@ class _Agent(msgspec.Struct, gc=False):
 
 
 class _Item(msgspec.Struct, gc=False):
-    type: str = ""
+    """An ``item_completed`` item, any type. Only a ``spawn_agent`` call is read, so the
+    other fields are untyped here: another item type's ``tool`` or ``prompt`` of any
+    shape must not make its line unreadable. ``_SpawnAgent`` checks the one read."""
+
+    type: Any = ""
+    id: Any = ""
+    tool: Any = ""
+    receiver_thread_ids: Any = ()
+    receiver_agents: Any = ()
+    prompt: Any = None
+
+
+class _SpawnAgent(msgspec.Struct, gc=False):
     id: str = ""
-    tool: str = ""
     receiver_thread_ids: list[str] = []
     receiver_agents: list[_Agent] = []
     prompt: str | None = None
@@ -579,21 +590,26 @@ class RolloutParser:
         # sub-agent link is new here.
         if item.type != "CollabAgentToolCall" or item.tool != "spawn_agent":
             return
-        nicknames = {a.thread_id: a.agent_nickname or "" for a in item.receiver_agents}
-        for child in item.receiver_thread_ids:
+        try:
+            spawn = msgspec.convert(item, _SpawnAgent, from_attributes=True)
+        except msgspec.ValidationError:
+            self.corrupt += 1
+            return
+        nicknames = {a.thread_id: a.agent_nickname or "" for a in spawn.receiver_agents}
+        for child in spawn.receiver_thread_ids:
             if child in self.subagents:
                 continue
-            self.subagents[child] = item.id
+            self.subagents[child] = spawn.id
             self._append(
                 Message(
                     id=f"subagent:{child}",
                     kind="subagent",
                     role="system",
-                    text=item.prompt or nicknames.get(child, ""),
+                    text=spawn.prompt or nicknames.get(child, ""),
                     timestamp=line.timestamp,
                     tool_name="spawn_agent",
-                    tool_use_id=item.id,
-                    parent_id=item.id,
+                    tool_use_id=spawn.id,
+                    parent_id=spawn.id,
                     agent_id=child,
                     presentation="agent",
                 )

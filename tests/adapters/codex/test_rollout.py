@@ -240,3 +240,28 @@ def test_blocks_read_exactly_as_lines_even_around_damage(tmp_path: Path, block: 
         assert msgspec.json.encode(by_block.messages) == msgspec.json.encode(by_line.messages)
         assert by_block.events == by_line.events
         assert by_block.usage == by_line.usage
+
+
+def test_item_shapes_nobody_reads_never_make_a_line_unreadable() -> None:
+    def item_line(ordinal: int, item: dict[str, object]) -> bytes:
+        payload = {"type": "item_completed", "turn_id": "t1", "item": item}
+        return msgspec.json.encode(
+            {
+                "timestamp": "2026-11-29T00:00:00.000Z",
+                "ordinal": ordinal,
+                "type": "event_msg",
+                "payload": payload,
+            }
+        )
+
+    parser = RolloutParser("parent")
+    # An item type no capture showed, with fields of other shapes than spawn_agent's.
+    parser.feed_line(item_line(1, {"type": "McpToolCall", "id": 7, "tool": {"name": "x"}}))
+    assert (parser.corrupt, parser.unknown, parser.messages) == (0, 0, [])
+    spawn = {"type": "CollabAgentToolCall", "id": "call_9", "tool": "spawn_agent"}
+    parser.feed_line(item_line(2, {**spawn, "receiver_thread_ids": "not-a-list"}))
+    assert parser.corrupt == 1  # the one item read here, in a shape it cannot be read in
+    parser.feed_line(item_line(3, {**spawn, "receiver_thread_ids": ["child"]}))
+    assert [(m.kind, m.agent_id, m.tool_use_id) for m in parser.messages] == [
+        ("subagent", "child", "call_9")
+    ]
