@@ -9,18 +9,17 @@ keeps every rule of the contract with real files — and it passes the same Tier
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from typing import ClassVar
 
 import msgspec
 
 from agentspool.adapters._jsonl import JsonlFollower, split_lines
 from agentspool.adapters._merge import EventMerger
+from agentspool.adapters._spooled import SpoolMethods
 from agentspool.adapters.compose import compose_chat
 from agentspool.adapters.events import Event
 from agentspool.adapters.seam import Capabilities, Chat, Message, Spawn, Trust
 from agentspool.errors import TranscriptGoneError
-from agentspool.spool import signature, sweep
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import ensure_run_dir, run_dir
 from agentspool.spool.read import SpoolReader
@@ -49,7 +48,7 @@ def emit(runtime_dir: str, run_id: str, event: Event) -> None:
     append_record(run_dir(runtime_dir, run_id), SPOOL_EVENT, _encode(Line(event=event)))
 
 
-class ScriptedAdapter:
+class ScriptedAdapter(SpoolMethods):
     name: ClassVar[str] = "fake"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
 
@@ -69,14 +68,6 @@ class ScriptedAdapter:
 
     def untrust(self, config_home: str | None = None) -> bool:
         return False
-
-    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
-        return signature.spool_sig(run_id, runtime_dir)
-
-    def sweep(
-        self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
-    ) -> sweep.SweepReport:
-        return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
 
     def _spool_lines(self, run_id: str, runtime_dir: str) -> list[Line]:
         lines = []

@@ -25,20 +25,19 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import msgspec
 
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
+from agentspool.adapters._spooled import SpooledReads, TranscriptView
 from agentspool.adapters.claude_code import _lifecycle, _signals
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
 from agentspool.adapters.compose import compose_chat
 from agentspool.adapters.events import Event, InputRequested
 from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
-from agentspool.errors import SettingsError, TranscriptGoneError
-from agentspool.spool import signature, sweep
+from agentspool.errors import SettingsError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -54,31 +53,6 @@ class _SpoolView:
     def refresh(self) -> None:
         for record in self.reader.read():
             self.events += self.translator.translate(record)
-
-
-class _TranscriptView:
-    """One transcript identity, parsed incrementally, with its event fold."""
-
-    def __init__(self, run_id: str, path: str) -> None:
-        self.follower = JsonlFollower(path, run_id)
-        self._reset()
-
-    def _reset(self) -> None:
-        self.parser = TranscriptParser()
-        self.merger = EventMerger()
-        self.transcript_seen = 0
-        self.spool_seen = 0
-
-    def _feed(self, block: memoryview) -> None:
-        self.parser.feed(block)  # the parser of the moment: a reset replaces it
-
-    def read(self, spool: _SpoolView | None) -> None:
-        self.follower.read(self._feed, self._reset)
-        self.merger.add("transcript", self.parser.events[self.transcript_seen :])
-        self.transcript_seen = len(self.parser.events)
-        if spool is not None:
-            self.merger.add("spool", spool.events[self.spool_seen :])
-            self.spool_seen = len(spool.events)
 
 
 def _complete(
@@ -110,13 +84,9 @@ def _complete(
     )
 
 
-class ClaudeCode:
+class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     name: ClassVar[str] = "claude-code"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, native_status=True)
-
-    def __init__(self) -> None:
-        self._spools: dict[tuple[str, str], _SpoolView] = {}
-        self._transcripts: dict[tuple[str, str, str], _TranscriptView] = {}
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(
@@ -134,14 +104,6 @@ class ClaudeCode:
     def untrust(self, config_home: str | None = None) -> bool:
         return False  # no trust gate: nothing was ever recorded
 
-    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
-        return signature.spool_sig(run_id, runtime_dir)
-
-    def sweep(
-        self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
-    ) -> sweep.SweepReport:
-        return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
-
     @staticmethod
     def subagent_transcripts(transcript_path: str) -> list[str]:
         """The subagents' own transcripts of a session (research §7): read each with
@@ -150,32 +112,14 @@ class ClaudeCode:
         return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
 
     # -- reading ---------------------------------------------------------------------
-    def _spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
-        key = (run_id, runtime_dir)
-        view = self._spools.get(key)
-        if view is None:
-            view = self._spools[key] = _SpoolView(run_id, runtime_dir)
-        return view
+    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
+        return _SpoolView(run_id, runtime_dir)
 
-    def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
-        """The transcript the latest hook named; after ``/clear`` that is the new file.
-
-        ``""`` until a hook has fired or while the named file does not exist yet (the
-        TUI creates it at the first prompt).
-        """
-        if not runtime_dir:
-            return ""
-        spool = self._spool(run_id, runtime_dir)
-        spool.refresh()
-        path = spool.translator.transcript_path
-        return path if path and os.path.exists(path) else ""
+    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[TranscriptParser]:
+        return TranscriptView(JsonlFollower(transcript_path, run_id), TranscriptParser)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        if transcript_path and not os.path.exists(transcript_path):
-            raise TranscriptGoneError(run_id, transcript_path)
-        spool = self._spool(run_id, runtime_dir) if runtime_dir else None
-        if spool is not None:
-            spool.refresh()
+        spool = self._live_spool(run_id, runtime_dir, transcript_path)
         extra: list[Event] = []
         if spool is not None:
             pid = spool.translator.agent_pid
@@ -190,11 +134,9 @@ class ClaudeCode:
             if spool is not None:
                 merger.add("spool", spool.events)
             return compose_chat(merger.state(extra))
-        key = (run_id, runtime_dir, transcript_path)
-        view = self._transcripts.get(key)
-        if view is None:
-            view = self._transcripts[key] = _TranscriptView(run_id, transcript_path)
-        view.read(spool)
+        view = self._read_view(run_id, runtime_dir, transcript_path)
+        if spool is not None:
+            view.add_spool(spool.events)
         parser = view.parser
         return compose_chat(
             view.merger.state(extra),

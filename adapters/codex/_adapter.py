@@ -22,21 +22,21 @@ Sub-agents: their hooks carry ``agent_id`` and go to the child's own channel, th
 rollouts are their own files; neither touches the parent's turn. ``locate_transcript``
 follows the latest hook's ``transcript_path`` of the run's own thread (not
 SubagentStart's, which names the child's file), so it follows ``/new`` and ``/clear``.
-A rollout is created lazily at the first prompt: until it exists the path is ``""``.
+A rollout is created lazily at the first prompt: until it exists the path is ``""``, as
+it stays in ``exec --ephemeral`` (no file at all).
 Not visible from any evidence (research §3b): the seconds between an approval and the
 command's end or 10 s yield still read as the approval being open.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
 from typing import ClassVar
 
 import msgspec
 
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
+from agentspool.adapters._spooled import SpooledReads, TranscriptView
 from agentspool.adapters.codex import _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
     QUESTION_TOOL,
@@ -48,8 +48,6 @@ from agentspool.adapters.codex._rollout import (
 from agentspool.adapters.compose import compose_chat
 from agentspool.adapters.events import Event, InputRequested
 from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
-from agentspool.errors import TranscriptGoneError
-from agentspool.spool import signature, sweep
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -72,35 +70,6 @@ class _SpoolView:
         return self.events.get(agent, [])
 
 
-class _RolloutView:
-    """One rollout file, parsed incrementally, with its event fold."""
-
-    def __init__(self, run_id: str, path: str) -> None:
-        follower = ZstFollower if path.endswith(".zst") else JsonlFollower
-        self.path = path
-        self.follower = follower(path, run_id)
-        self._reset()
-
-    def _reset(self) -> None:
-        self.parser = RolloutParser(thread_id_from_path(self.path))
-        self.merger = EventMerger()
-        self.rollout_seen = 0
-        self.spool_seen = 0
-
-    def _feed(self, block: memoryview) -> None:
-        self.parser.feed(block)  # the parser of the moment: a reset replaces it
-
-    def read(self, spool: _SpoolView | None) -> None:
-        self.follower.read(self._feed, self._reset)
-        self.merger.add("rollout", self.parser.events[self.rollout_seen :])
-        self.rollout_seen = len(self.parser.events)
-        if spool is not None:
-            # A sub-agent's own file folds the child's hooks, the run's file its own.
-            events = spool.channel(self.parser.agent_id)
-            self.merger.add("spool", events[self.spool_seen :])
-            self.spool_seen = len(events)
-
-
 def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
     """Name the call of an approval the hooks could not match (no PreToolUse seen),
     from the rollout's open call of that turn; give a question its form."""
@@ -120,13 +89,9 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
     return pending
 
 
-class Codex:
+class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, hook_trust=True)
-
-    def __init__(self) -> None:
-        self._spools: dict[tuple[str, str], _SpoolView] = {}
-        self._rollouts: dict[tuple[str, str, str], _RolloutView] = {}
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(
@@ -142,40 +107,17 @@ class Codex:
     def untrust(self, config_home: str | None = None) -> bool:
         return _lifecycle.untrust(config_home)
 
-    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
-        return signature.spool_sig(run_id, runtime_dir)
-
-    def sweep(
-        self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
-    ) -> sweep.SweepReport:
-        return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
-
     # -- reading ---------------------------------------------------------------------
-    def _spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
-        key = (run_id, runtime_dir)
-        view = self._spools.get(key)
-        if view is None:
-            view = self._spools[key] = _SpoolView(run_id, runtime_dir)
-        return view
+    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
+        return _SpoolView(run_id, runtime_dir)
 
-    def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
-        """The rollout the latest hook of the run's own thread named; after ``/new`` or
-        ``/clear`` that is the new thread's file. ``""`` until a hook has fired, while
-        the named file does not exist yet (created at the first prompt), and in
-        ``exec --ephemeral`` (no file at all)."""
-        if not runtime_dir:
-            return ""
-        spool = self._spool(run_id, runtime_dir)
-        spool.refresh()
-        path = spool.translator.transcript_path
-        return path if path and os.path.exists(path) else ""
+    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[RolloutParser]:
+        follower = ZstFollower if transcript_path.endswith(".zst") else JsonlFollower
+        thread_id = thread_id_from_path(transcript_path)
+        return TranscriptView(follower(transcript_path, run_id), lambda: RolloutParser(thread_id))
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        if transcript_path and not os.path.exists(transcript_path):
-            raise TranscriptGoneError(run_id, transcript_path)
-        spool = self._spool(run_id, runtime_dir) if runtime_dir else None
-        if spool is not None:
-            spool.refresh()
+        spool = self._live_spool(run_id, runtime_dir, transcript_path)
         if not transcript_path:
             # Not located yet: live signals alone (a question or an approval can be
             # open before the rollout is found); with none, an idle empty chat.
@@ -183,12 +125,11 @@ class Codex:
             if spool is not None:
                 merger.add("spool", spool.channel(""))
             return compose_chat(merger.state())
-        key = (run_id, runtime_dir, transcript_path)
-        view = self._rollouts.get(key)
-        if view is None:
-            view = self._rollouts[key] = _RolloutView(run_id, transcript_path)
-        view.read(spool)
+        view = self._read_view(run_id, runtime_dir, transcript_path)
         parser = view.parser
+        if spool is not None:
+            # A sub-agent's own file folds the child's hooks, the run's file its own.
+            view.add_spool(spool.channel(parser.agent_id))
         return compose_chat(
             view.merger.state(),
             parser.messages,
