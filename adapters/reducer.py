@@ -186,18 +186,47 @@ def _background_finished(state: RunState, event: BackgroundFinished) -> RunState
 
 
 def _session_ended(state: RunState, event: SessionEnded) -> RunState:
-    finished, finished_ids = _finalize(state, state.turn_id)
+    return _end_turn(
+        state,
+        state.turn_id,
+        event,
+        event.reason,
+        pending=None,
+        background=frozenset(),
+        activity="idle",
+    )
+
+
+def _end_turn(
+    state: RunState,
+    turn: str,
+    event: Event,
+    detail: str,
+    *,
+    pending: InputRequested | None,
+    background: frozenset[str],
+    activity: Activity,
+) -> RunState:
+    """No turn open any more, ``turn`` finalized, its tools gone."""
+    finished, finished_ids = _finalize(state, turn)
     return msgspec.structs.replace(
         state,
         turn_id="",
         finished=finished,
         finished_ids=finished_ids,
         open_tools=frozenset(),
-        background=frozenset(),
-        pending=None,
-        activity="idle",
-        evidence=_ev(event, event.reason),
+        background=background,
+        pending=pending,
+        activity=activity,
+        evidence=_ev(event, detail),
     )
+
+
+def _unbound_prompt(state: RunState) -> InputRequested | None:
+    """The open prompt that outlives its turn: one bound to none (a background
+    subagent's permission prompt)."""
+    pending = state.pending
+    return pending if pending is not None and not pending.turn_id else None
 
 
 def _pending_for(state: RunState, tool_use_id: str) -> bool:
@@ -214,7 +243,7 @@ def _resolve(state: RunState, event: Event) -> RunState:
 def _turn_started(state: RunState, event: TurnStarted) -> RunState:
     if event.turn_id in state.finished_ids or event.turn_id == state.turn_id:
         return state
-    pending = state.pending if state.pending is not None and not state.pending.turn_id else None
+    pending = _unbound_prompt(state)
     finished, finished_ids = _finalize(state, state.turn_id)
     return msgspec.structs.replace(
         state,
@@ -238,20 +267,11 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
         # it so its late signals stay stale, but leave the open turn alone.
         finished, finished_ids = _finalize(state, turn)
         return msgspec.structs.replace(state, finished=finished, finished_ids=finished_ids)
-    pending = state.pending if state.pending is not None and not state.pending.turn_id else None
+    pending = _unbound_prompt(state)
     background = state.background if event.background is None else frozenset(event.background)
     activity: Activity = "needs_input" if pending else ("working" if background else "idle")
-    finished, finished_ids = _finalize(state, turn)
-    return msgspec.structs.replace(
-        state,
-        turn_id="",
-        finished=finished,
-        finished_ids=finished_ids,
-        open_tools=frozenset(),
-        background=background,
-        pending=pending,
-        activity=activity,
-        evidence=_ev(event, event.outcome),
+    return _end_turn(
+        state, turn, event, event.outcome, pending=pending, background=background, activity=activity
     )
 
 

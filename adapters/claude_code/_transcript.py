@@ -263,12 +263,17 @@ class TranscriptParser:
             message.agent_id = self.agent_id
         self.messages.append(message)
 
+    def _uid(self, line: _Line) -> str:
+        """The record's uuid; for one without, an id from its place in the stream (as
+        stable as ``seq`` across re-reads)."""
+        return line.uuid or f"line-{len(self.messages)}"
+
     def _user(self, line: _Line, raw: bytes) -> None:
         msg = line.message
         if msg is None:
             return
         at = epoch_seconds(line.timestamp)
-        uid = line.uuid or f"line-{len(self.messages)}"
+        uid = self._uid(line)
         stamp = line.timestamp or ""
         prompt_id = line.prompt_id or ""
         if isinstance(msg.content, list):
@@ -374,7 +379,7 @@ class TranscriptParser:
         if msg is None:
             return
         at = epoch_seconds(line.timestamp)
-        uid = line.uuid or f"line-{len(self.messages)}"
+        uid = self._uid(line)
         stamp = line.timestamp or ""
         message_id = msg.id or ""
         usage = None
@@ -478,7 +483,7 @@ class TranscriptParser:
 
     def _system(self, line: _Line) -> None:
         at = epoch_seconds(line.timestamp)
-        uid = line.uuid or f"line-{len(self.messages)}"
+        uid = self._uid(line)
         if line.subtype == "turn_duration":
             self.events.append(
                 ev.TurnStopped(

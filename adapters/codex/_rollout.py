@@ -174,13 +174,12 @@ class _Retained(msgspec.Struct, gc=False):
 
 
 class _Line(msgspec.Struct, tag_field="type", gc=False):
-    """A rollout line ``{timestamp, ordinal, type, payload, metadata?}``: one subclass per
+    """A rollout line ``{timestamp, ordinal, type, payload}``: one subclass per
     record type, tagged by ``type``, so one decode reads a line with its payload's view
     (msgspec skips what a view does not declare, cheaply)."""
 
     timestamp: str = ""
     ordinal: int = -1
-    metadata: _ItemMetadata | None = None
 
 
 class _SessionMetaLine(_Line, tag="session_meta"):
@@ -189,6 +188,7 @@ class _SessionMetaLine(_Line, tag="session_meta"):
 
 class _ResponseItemLine(_Line, tag="response_item"):
     payload: _ResponseItem = msgspec.field(default_factory=_ResponseItem)
+    metadata: _ItemMetadata | None = None
 
 
 class _EventLine(_Line, tag="event_msg"):
