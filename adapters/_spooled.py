@@ -13,23 +13,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters._merge import EventMerger
 from agentspool.adapters.events import Event
 from agentspool.errors import TranscriptGoneError
-from agentspool.spool import signature, sweep
+from agentspool.spool import signature
+
+if TYPE_CHECKING:
+    from agentspool.spool.sweep import SweepReport
 
 
 class SpoolMethods:
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         return signature.spool_sig(run_id, runtime_dir)
 
-    def sweep(
-        self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False
-    ) -> sweep.SweepReport:
-        return sweep.sweep_spools(runtime_dir, keep, dry_run=dry_run)
+    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False) -> SweepReport:
+        from agentspool.spool.sweep import sweep_spools  # not on the read path
+
+        return sweep_spools(runtime_dir, keep, dry_run=dry_run)
 
 
 class _Located(Protocol):

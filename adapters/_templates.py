@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
 _PLACEHOLDER_PREFIX = "{{hook:"
 
 
 def template_text(name: str) -> str:
+    # importlib.resources pulls in pathlib, tempfile and shutil (~7 ms): setup pays it,
+    # not every reader that imports an adapter.
+    from importlib import resources
+
     return resources.files("agentspool.settings_templates").joinpath(name).read_text("utf-8")
 
 

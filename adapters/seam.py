@@ -32,12 +32,14 @@ Capabilities, not names: tests and core branch on ``Adapter.capabilities``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import msgspec
 
 from agentspool.errors import TranscriptGoneError
-from agentspool.spool.sweep import SweepReport
+
+if TYPE_CHECKING:  # sweeping is rare; its module (shutil, dataclasses) is not read-path cost
+    from agentspool.spool.sweep import SweepReport
 
 __all__ = [
     "Activity",
@@ -52,7 +54,6 @@ __all__ = [
     "PendingApproval",
     "PendingDialog",
     "Spawn",
-    "SweepReport",
     "TaskState",
     "TranscriptGoneError",
     "Trust",
