@@ -13,8 +13,8 @@ import time
 
 from agentspool.spool import write
 
-RUNTIME_DIR_ENV = b"AGENTSPOOL_RUNTIME_DIR"
-RUN_ID_ENV = b"AGENTSPOOL_RUN_ID"
+RUNTIME_DIR_ENV = write.RUNTIME_DIR_ENV.encode()  # posix.environ is bytes
+RUN_ID_ENV = write.RUN_ID_ENV.encode()
 
 
 def run(argv: list[str], agent_pid_env: str = "") -> int:

@@ -1,6 +1,7 @@
 """Where runs live under the runtime dir, and the rules for run ids.
 
-Imported by the hook path: standard library ``os`` only (no pathlib, re or typing).
+Not on the hook path (``spool/write.py`` is), but cheap to import all the same:
+standard library ``os`` and ``stat`` only.
 """
 
 from __future__ import annotations
@@ -9,10 +10,8 @@ import os
 import stat
 
 from agentspool.errors import RunIdError, RuntimeDirError
-from agentspool.spool.write import EVENTS_FILE, FAULT_LOG, RUNTIME_FAULT_LOG, run_id_problem
+from agentspool.spool.write import RUNTIME_DIR_ENV, run_id_problem
 
-RUNTIME_DIR_ENV = "AGENTSPOOL_RUNTIME_DIR"
-__all__ = ["EVENTS_FILE", "FAULT_LOG", "RUNTIME_FAULT_LOG"]  # re-exported: write.py owns them
 SWEEP_LOCK = ".sweep.lock"
 TRASH_PREFIX = ".trash-"
 

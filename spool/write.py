@@ -25,6 +25,10 @@ TAIL_BYTES = MAX_PAYLOAD - HEAD_BYTES
 FAULT_LOG_CAP = 64 * 1024
 MAGIC = b"\x1eAS1 "
 EVENTS_FILE = "events.spool"
+# The run a hook writes to when its command names none (Codex: the command must be the
+# same for every run); ``setup`` puts these in ``Spawn.env``.
+RUNTIME_DIR_ENV = "AGENTSPOOL_RUNTIME_DIR"
+RUN_ID_ENV = "AGENTSPOOL_RUN_ID"
 FAULT_LOG = "hooks.log"
 RUNTIME_FAULT_LOG = "faults.log"
 

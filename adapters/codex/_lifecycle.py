@@ -26,14 +26,14 @@ import json
 import os
 import re
 import tomllib
-from typing import Literal
 
 from agentspool.adapters._templates import template_text, toml_string
-from agentspool.adapters.seam import Spawn
+from agentspool.adapters.seam import Spawn, Trust
 from agentspool.errors import SettingsError
 from agentspool.spool.commands import hook_command
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_run_dir
+from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 
 TEMPLATE = "codex.hooks.toml"
 ARGS_FILE = "codex.args.json"
@@ -48,8 +48,6 @@ BLOCK_BEGIN = "# >>> agentspool trusted hooks (remove with: agentspool untrust c
 BLOCK_END = "# <<< agentspool trusted hooks"
 EOL_ADDED = " [newline added]"
 
-Trust = Literal["bypass", "config"]
-
 
 def events() -> list[str]:
     events: list[str] = tomllib.loads(template_text(TEMPLATE))["events"]
@@ -58,10 +56,6 @@ def events() -> list[str]:
 
 def snake(event: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
-
-
-def handler(event: str) -> dict[str, object]:
-    return {"type": "command", "command": hook_command("codex", event)}
 
 
 def hook_args() -> list[str]:
@@ -124,7 +118,7 @@ def _with_block(base: str, entries: list[str]) -> str:
 def _read_config(path: str) -> tuple[str, int]:
     try:
         with open(path, encoding="utf-8", newline="") as fh:  # keep \r\n as it is
-            return fh.read(), os.stat(path).st_mode & 0o777
+            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o777
     except FileNotFoundError:
         return "", 0o600
 
@@ -180,7 +174,7 @@ def setup(
         args.insert(0, BYPASS_FLAG)
     else:
         trust(home)
-    env = {"AGENTSPOOL_RUNTIME_DIR": runtime_dir, "AGENTSPOOL_RUN_ID": run_id}
+    env = {RUNTIME_DIR_ENV: runtime_dir, RUN_ID_ENV: run_id}
     path = os.path.join(run_dir, ARGS_FILE)
     record = {"args": args, "env": env, "trust": trust_mode}
     write_private_file(path, json.dumps(record, indent=2).encode() + b"\n")
