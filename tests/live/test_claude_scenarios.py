@@ -28,10 +28,11 @@ from typing import Any, ClassVar
 import pytest
 from harness import anthropic_server as api
 from harness import claude
-from harness.checkpoints import ScenarioRun, describe_chat, spool_payload
+from harness.checkpoints import ScenarioRun, describe_chat, event_fields, is_idle_after_turn
 
 import agentspool
 from agentspool import Chat, locate_transcript
+from agentspool.adapters.seam import PendingDialog
 
 pytestmark = [
     pytest.mark.live,
@@ -166,12 +167,7 @@ class Run(ScenarioRun):
         t0 = min((e.at for e in events if e.at), default=0.0)
         out = []
         for e in sorted(events, key=lambda e: e.at):
-            fields = {
-                k: getattr(e, k)
-                for k in e.__struct_fields__
-                if k not in ("at", "source", "dialog", "tool_input")
-                and getattr(e, k) not in ("", None, ())
-            }
+            fields = event_fields(e)
             if "epoch" in fields:
                 fields["epoch"] = str(fields["epoch"])[:8]
             for k in ("turn_id",):
@@ -180,40 +176,29 @@ class Run(ScenarioRun):
             out.append(f"{e.at - t0:7.3f} {type(e).__name__} {e.source} {fields}")
         return out
 
+    def spool_keys(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        keys = {
+            k: payload[k]
+            for k in (
+                "source",
+                "reason",
+                "tool_name",
+                "tool_use_id",
+                "agent_id",
+                "notification_type",
+                "error",
+            )
+            if payload.get(k)
+        }
+        if "prompt_id" in payload:
+            keys["prompt"] = str(payload["prompt_id"])[:8]
+        if event == "Stop":
+            keys["background"] = [t.get("id") for t in payload.get("background_tasks") or []]
+        keys["sid"] = str(payload.get("session_id", ""))[:8]
+        return keys
+
     def dump(self) -> str:
-        out = [
-            "last chat:\n  " + describe_chat(self.last),
-            "checkpoints: " + " | ".join(self.log),
-            "spool:",
-        ]
-        t0 = None
-        try:
-            records = self.records()
-        except OSError as exc:
-            records = []
-            out.append(f"  <unreadable: {exc}>")
-        for r in records:
-            t0 = t0 or r.wall_ns
-            p = spool_payload(r)
-            keys = {
-                k: p[k]
-                for k in (
-                    "source",
-                    "reason",
-                    "tool_name",
-                    "tool_use_id",
-                    "agent_id",
-                    "notification_type",
-                    "error",
-                )
-                if p.get(k)
-            }
-            if "prompt_id" in p:
-                keys["prompt"] = str(p["prompt_id"])[:8]
-            if r.event == "Stop":
-                keys["background"] = [t.get("id") for t in p.get("background_tasks") or []]
-            keys["sid"] = str(p.get("session_id", ""))[:8]
-            out.append(f"  {(r.wall_ns - t0) / 1e9:7.3f} {r.event} {keys}")
+        out = self.dump_head()
         path = locate_transcript(PROVIDER, self.run_id, self.runtime_dir)
         out.append(f"transcript {path or '<not located>'}:")
         if path:
@@ -276,15 +261,6 @@ def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[..., Run]]:
             srv.stop()
 
 
-def is_idle_after_turn(chat: Chat) -> bool:
-    return (
-        chat.state == "needs_input"
-        and chat.activity == "idle"
-        and chat.pending_approval is None
-        and chat.pending_dialog is None
-    )
-
-
 def no_wait_not_working(chat: Chat) -> bool:
     return (
         chat.state not in ("working", "question")
@@ -319,20 +295,37 @@ def open_permission_prompt(run: Run) -> Chat:
     return chat
 
 
-def open_question(run: Run) -> Chat:
-    assert run.tui is not None
-    run.tui.submit("ask me a color")
-    run.wait_screen("Which color do you prefer?")
+def checkpoint_open_dialog(run: Run, name: str, kind: str) -> PendingDialog:
+    """Checkpoint ``name``: the dialog's PermissionRequest has fired and ``read_chat``
+    reports an open ``kind`` dialog (a question or a plan approval), no permission prompt."""
     run.wait_hook("PermissionRequest")
-    chat = run.checkpoint("question open", lambda c: c.state == "question")
+    chat = run.checkpoint(name, lambda c: c.state == "question")
     assert chat.activity == "needs_input"
     assert chat.pending_approval is None
     dialog = chat.pending_dialog
-    assert dialog is not None and dialog.kind == "question"
+    assert dialog is not None and dialog.kind == kind
+    return dialog
+
+
+def open_question(run: Run) -> PendingDialog:
+    assert run.tui is not None
+    run.tui.submit("ask me a color")
+    run.wait_screen("Which color do you prefer?")
+    dialog = checkpoint_open_dialog(run, "question open", "question")
     assert dialog.prompt == "Which color do you prefer?"
     assert [o.label for o in dialog.options] == ["Red", "Blue"]
     assert [o.description for o in dialog.options] == ["A warm color", "A cool color"]
-    return chat
+    return dialog
+
+
+def sigkill(tui: claude.ClaudeTui) -> None:
+    """SIGKILL claude (no hook fires) and wait until its pid is gone."""
+    pid = tui.pid()
+    claude.kill_pid(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while claude.pid_alive(pid):
+        assert time.monotonic() < deadline, "claude survived SIGKILL"
+        time.sleep(0.05)
 
 
 # -------------------------------------------------------------------- tests ---
@@ -434,12 +427,7 @@ def test_plan_approval(make_run: Callable[..., Run]) -> None:
     before_any_prompt(run)
     tui.submit("plan writing hi to out.txt")
     run.wait_screen("Exit plan mode?")
-    run.wait_hook("PermissionRequest")
-    chat = run.checkpoint("plan approval open", lambda c: c.state == "question")
-    assert chat.activity == "needs_input"
-    assert chat.pending_approval is None
-    dialog = chat.pending_dialog
-    assert dialog is not None and dialog.kind == "plan_approval"
+    dialog = checkpoint_open_dialog(run, "plan approval open", "plan_approval")
     assert PLAN in dialog.prompt
 
     tui.press("Enter")  # "1. Yes, and switch to default" is preselected
@@ -683,12 +671,7 @@ def test_sigkill_while_working(make_run: Callable[..., Run]) -> None:
     run.wait_screen("line 1 of")
     run.checkpoint("working", lambda c: c.state == "working")
 
-    pid = tui.pid()
-    claude.kill_pid(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while claude.pid_alive(pid):
-        assert time.monotonic() < deadline, "claude survived SIGKILL"
-        time.sleep(0.05)
+    sigkill(tui)
     # The native file is left behind, still "busy": only the dead pid tells.
     assert (run.native() or {}).get("status") == "busy"
     assert not run.hooks("SessionEnd")
@@ -702,12 +685,7 @@ def test_sigkill_with_permission_prompt_open(make_run: Callable[..., Run]) -> No
     open_permission_prompt(run)
     run.wait_native("waiting")
 
-    pid = tui.pid()
-    claude.kill_pid(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while claude.pid_alive(pid):
-        assert time.monotonic() < deadline, "claude survived SIGKILL"
-        time.sleep(0.05)
+    sigkill(tui)
     assert (run.native() or {}).get("status") == "waiting"  # stale, left behind
     chat = run.checkpoint("after SIGKILL", no_wait_not_working)
     assert chat.state == "needs_input"

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import pytest
 from harness import codex, tmux
 from harness import responses_server as rs
-from harness.checkpoints import ScenarioRun, describe_chat, spool_payload
+from harness.checkpoints import ScenarioRun, event_fields, is_idle_after_turn
 
 import agentspool
 from agentspool import Chat, locate_transcript, read_chat
@@ -245,12 +245,7 @@ class Run(ScenarioRun):
         t0 = min((e.at for _, e in events if e.at), default=0.0)
         out = []
         for agent, e in sorted(events, key=lambda ae: ae[1].at):
-            fields = {
-                k: getattr(e, k)
-                for k in e.__struct_fields__
-                if k not in ("at", "source", "dialog", "tool_input")
-                and getattr(e, k) not in ("", None, ())
-            }
+            fields = event_fields(e)
             for k in ("epoch", "turn_id"):
                 if k in fields:
                     fields[k] = _short(fields[k])
@@ -258,32 +253,22 @@ class Run(ScenarioRun):
             out.append(f"{e.at - t0:7.3f} {where}{type(e).__name__} {e.source} {fields}")
         return out
 
+    def spool_keys(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        keys = {
+            k: payload[k]
+            for k in ("source", "reason", "trigger", "tool_name", "tool_use_id")
+            if payload.get(k)
+        }
+        for k in ("session_id", "turn_id", "agent_id"):
+            if payload.get(k):
+                keys[k] = _short(payload[k])
+        tool_input = payload.get("tool_input")
+        if isinstance(tool_input, dict) and tool_input.get("command"):
+            keys["command"] = tool_input["command"]
+        return keys
+
     def dump(self) -> str:
-        out = [
-            "last chat:\n  " + describe_chat(self.last),
-            "checkpoints: " + " | ".join(self.log),
-            "spool:",
-        ]
-        t0 = None
-        try:
-            records = self.records()
-        except OSError as exc:
-            records = []
-            out.append(f"  <unreadable: {exc}>")
-        for r in records:
-            t0 = t0 or r.wall_ns
-            p = spool_payload(r)
-            keys = {
-                k: p[k]
-                for k in ("source", "reason", "trigger", "tool_name", "tool_use_id")
-                if p.get(k)
-            }
-            for k in ("session_id", "turn_id", "agent_id"):
-                if p.get(k):
-                    keys[k] = _short(p[k])
-            if isinstance(p.get("tool_input"), dict) and p["tool_input"].get("command"):
-                keys["command"] = p["tool_input"]["command"]
-            out.append(f"  {(r.wall_ns - t0) / 1e9:7.3f} {r.event} {keys}")
+        out = self.dump_head()
         path = ""
         with contextlib.suppress(Exception):
             path = locate_transcript(PROVIDER, self.run_id, self.runtime_dir)
@@ -345,15 +330,6 @@ def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[..., Run]]:
             run.close()
         for srv in servers:
             srv.stop()
-
-
-def is_idle_after_turn(chat: Chat) -> bool:
-    return (
-        chat.state == "needs_input"
-        and chat.activity == "idle"
-        and chat.pending_approval is None
-        and chat.pending_dialog is None
-    )
 
 
 def is_working(chat: Chat) -> bool:

@@ -11,14 +11,19 @@ from agentspool.errors import RunIdError
 from agentspool.spool.signature import ABSENT
 
 
+def sig(run):
+    """``spool_sig`` of the test's Claude Code run, as the public API computes it."""
+    return spool_sig("claude-code", run.run_id, run.runtime_dir)
+
+
 def test_changes_when_a_hook_appends(claude_run, silent):
-    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
-    assert before == spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    before = sig(claude_run)
+    assert before == sig(claude_run)
     silent(claude_run.run(b"{}", "Stop"))
-    after = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    after = sig(claude_run)
     assert after != before
     silent(claude_run.run(b"{}", "Stop"))
-    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != after
+    assert sig(claude_run) != after
 
 
 def test_changes_when_a_file_is_replaced_with_same_size_and_mtime(claude_run):
@@ -27,7 +32,7 @@ def test_changes_when_a_file_is_replaced_with_same_size_and_mtime(claude_run):
     with open(path, "wb") as fh:
         fh.write(b'{"state":"a"}')
     st = os.stat(path)
-    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    before = sig(claude_run)
     tmp = path + ".new"
     with open(tmp, "wb") as fh:  # created while the old file still exists: a new inode
         fh.write(b'{"state":"b"}')
@@ -35,7 +40,7 @@ def test_changes_when_a_file_is_replaced_with_same_size_and_mtime(claude_run):
     os.replace(tmp, path)
     assert (os.stat(path).st_size, os.stat(path).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
     assert os.stat(path).st_ino != st.st_ino
-    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != before
+    assert sig(claude_run) != before
 
 
 def test_same_size_append_within_the_same_tick_still_changes(claude_run):
@@ -43,11 +48,11 @@ def test_same_size_append_within_the_same_tick_still_changes(claude_run):
     with open(spool, "wb") as fh:
         fh.write(b"x")
     st = os.stat(spool)
-    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    before = sig(claude_run)
     with open(spool, "ab") as fh:
         fh.write(b"y")
     os.utime(spool, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != before
+    assert sig(claude_run) != before
 
 
 def test_absent_run(runtime_dir):
@@ -64,6 +69,6 @@ def test_opens_no_file(claude_run, silent):
     silent(claude_run.run(b"{}", "Stop"))
     spool = os.path.join(claude_run.run_dir, "events.spool")
     os.chmod(spool, 0)
-    before = spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir)
+    before = sig(claude_run)
     os.truncate(spool, 0)
-    assert spool_sig("claude-code", claude_run.run_id, claude_run.runtime_dir) != before
+    assert sig(claude_run) != before

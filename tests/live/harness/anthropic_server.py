@@ -476,81 +476,38 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             },
         )
+
+        # Each content block streams as content_block_start (the block with its text or
+        # input still empty), content_block_deltas that fill it, content_block_stop.
+        def block_start(index: int, block: dict[str, Any]) -> None:
+            event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": block},
+            )
+
+        def block_delta(index: int, delta: dict[str, Any], pause: bool = True) -> None:
+            event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+                pause=pause,
+            )
+
         for i, b in enumerate(reply.content):
             kind = b.get("type")
             if kind == "text":
-                event(
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": i,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                )
+                block_start(i, {"type": "text", "text": ""})
                 for chunk in _chunks(b["text"], reply.chunk_chars if reply.delay else 200):
-                    event(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": i,
-                            "delta": {"type": "text_delta", "text": chunk},
-                        },
-                        pause=True,
-                    )
+                    block_delta(i, {"type": "text_delta", "text": chunk})
             elif kind == "tool_use":
-                event(
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": i,
-                        "content_block": {
-                            "type": "tool_use",
-                            "id": b["id"],
-                            "name": b["name"],
-                            "input": {},
-                        },
-                    },
-                )
+                block_start(i, {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}})
                 for chunk in _chunks(json.dumps(b.get("input", {})), 64):
-                    event(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": i,
-                            "delta": {"type": "input_json_delta", "partial_json": chunk},
-                        },
-                        pause=True,
-                    )
+                    block_delta(i, {"type": "input_json_delta", "partial_json": chunk})
             elif kind == "thinking":
-                event(
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": i,
-                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                    },
-                )
+                block_start(i, {"type": "thinking", "thinking": "", "signature": ""})
                 for chunk in _chunks(b.get("thinking", ""), 200):
-                    event(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": i,
-                            "delta": {"type": "thinking_delta", "thinking": chunk},
-                        },
-                        pause=True,
-                    )
-                event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {
-                            "type": "signature_delta",
-                            "signature": b.get("signature", "c2lnbmF0dXJl"),
-                        },
-                    },
-                )
+                    block_delta(i, {"type": "thinking_delta", "thinking": chunk})
+                signature = b.get("signature", "c2lnbmF0dXJl")
+                block_delta(i, {"type": "signature_delta", "signature": signature}, pause=False)
             else:
                 raise ValueError(f"unsupported block type {kind!r}")
             event("content_block_stop", {"type": "content_block_stop", "index": i})

@@ -4,7 +4,8 @@ for ``read_chat`` to compose an expected state and check it against the CLI itse
 A scenario module defines its ``Run`` as a dataclass subclassing ``ScenarioRun`` (fields
 ``run_id``, ``runtime_dir``, ``last``, ``log`` and a ``run_dir``), and gives it
 ``screen_oracle()`` — what the CLI shows at one instant, or ``None`` without a screen —
-and ``dump()`` for failure messages.
+``spool_keys()`` — what of a spool record's payload a failure message shows — and
+``dump()`` for failure messages (starting with ``dump_head()``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
+import msgspec
 import pytest
 
 from agentspool import locate_transcript, read_chat
@@ -37,6 +39,27 @@ def spool_payload(record: SpoolRecord) -> dict[str, Any]:
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def is_idle_after_turn(chat: Chat) -> bool:
+    """The turn is over and nothing waits on the user: ready for the next prompt."""
+    return (
+        chat.state == "needs_input"
+        and chat.activity == "idle"
+        and chat.pending_approval is None
+        and chat.pending_dialog is None
+    )
+
+
+def event_fields(event: msgspec.Struct) -> dict[str, Any]:
+    """A canonical event's fields worth printing in a failure dump: the set ones, less
+    the time and source (printed apart) and the bulky dialog and tool input."""
+    return {
+        k: getattr(event, k)
+        for k in event.__struct_fields__
+        if k not in ("at", "source", "dialog", "tool_input")
+        and getattr(event, k) not in ("", None, ())
+    }
 
 
 def describe_chat(chat: Chat | None, messages: int = 10) -> str:
@@ -73,8 +96,32 @@ class ScenarioRun:
     def screen_oracle(self) -> Oracle | None:
         raise NotImplementedError
 
+    def spool_keys(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """What ``dump_head`` shows of one spool record's payload."""
+        raise NotImplementedError
+
     def dump(self) -> str:
         raise NotImplementedError
+
+    def dump_head(self) -> list[str]:
+        """The start of ``dump``, alike for every CLI: the last chat read, the checkpoints
+        passed, and one line per spool record (seconds since the first record)."""
+        out = [
+            "last chat:\n  " + describe_chat(self.last),
+            "checkpoints: " + " | ".join(self.log),
+            "spool:",
+        ]
+        t0 = None
+        try:
+            records = self.records()
+        except OSError as exc:
+            records = []
+            out.append(f"  <unreadable: {exc}>")
+        for r in records:
+            t0 = t0 or r.wall_ns
+            keys = self.spool_keys(r.event, spool_payload(r))
+            out.append(f"  {(r.wall_ns - t0) / 1e9:7.3f} {r.event} {keys}")
+        return out
 
     # -- evidence
     def records(self) -> list[SpoolRecord]:
