@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import msgspec
+
 from agentspool.adapters import reducer
 from agentspool.adapters.events import InputRequested
 from agentspool.adapters.seam import Chat, Evidence, Message, PendingApproval, Usage
@@ -31,9 +33,7 @@ def compose_chat(
         messages=list(messages or ()),
         transcript_id=transcript_id,
         transcript_path=transcript_path,
-        usage=Usage(**{f: getattr(usage, f) for f in Usage.__struct_fields__})
-        if usage
-        else Usage(),
+        usage=msgspec.structs.replace(usage) if usage else Usage(),
         evidence=[state.evidence] if state.evidence is not None else [],
     )
     if pending is not None:

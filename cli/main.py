@@ -50,14 +50,14 @@ def _parser() -> argparse.ArgumentParser:
         "--trust",
         choices=["bypass", "config"],
         default="bypass",
-        help="for a CLI whose hooks must be trusted (codex): add its bypass flag, or "
-        "record the trust in its config (see README)",
+        help="for a CLI whose hooks must be trusted: add its bypass flag, or record the "
+        "trust in its config (see README)",
     )
     p.add_argument(
         "--config-home",
         default=None,
         metavar="DIR",
-        help="with --trust config: the CLI's config dir (codex: default $CODEX_HOME)",
+        help="with --trust config: the CLI's config dir (default: where the CLI looks)",
     )
     p.set_defaults(func=_cmd_setup)
 
@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the Chat as JSON")
     p.set_defaults(func=_cmd_read)
 
-    p = sub.add_parser("untrust", help="remove agentspool's trusted-hook block from Codex config")
+    p = sub.add_parser("untrust", help="remove agentspool's trusted-hook block from a CLI's config")
     p.add_argument("provider", choices=providers)
     p.add_argument("--config-home", default=None, metavar="DIR")
     p.set_defaults(func=_cmd_untrust)

@@ -44,10 +44,11 @@ _OK, _INCOMPLETE, _BAD = 0, 1, 2
 
 def _parse_one(buf: bytes, start: int, base: int) -> tuple[int, SpoolRecord | None, int]:
     """Parse the record at ``buf[start]`` (which begins with MAGIC) → (status, record, end)."""
-    nl = buf.find(b"\n", start, start + 512)
+    nl = buf.find(b"\n", start, start + _HEAD_PROBE)
     if nl < 0:
-        return (_INCOMPLETE if len(buf) - start < 512 else _BAD), None, start
-    fields = buf[start + 1 : nl].split(b" ")
+        return (_INCOMPLETE if len(buf) - start < _HEAD_PROBE else _BAD), None, start
+    header_line = buf[start + 1 : nl]
+    fields = header_line.split(b" ")
     if len(fields) != _FIELDS or fields[0] != b"AS1":
         return _BAD, None, start
     try:
@@ -66,7 +67,7 @@ def _parse_one(buf: bytes, start: int, base: int) -> tuple[int, SpoolRecord | No
     if buf[end] != 0x0A:
         return _BAD, None, start
     payload = buf[body:end]
-    header = buf[start + 1 : nl].rsplit(b" ", 1)[0]
+    header = header_line[: header_line.rfind(b" ")]  # the CRC covers all but itself
     if binascii.crc32(payload, binascii.crc32(header)) != crc:
         return _BAD, None, start
     return _OK, SpoolRecord(event, mono, wall, pid, apid, cut, orig, payload, base + start), end + 1

@@ -17,18 +17,24 @@ from agentspool.spool.layout import run_dir as _run_dir
 ABSENT = "absent"
 
 
+def entry_stats(path: str, *, hidden: bool = False) -> list[tuple[str, int, int, int]]:
+    """Each entry's (name, size, mtime_ns, inode), sorted by name; dot-names only if
+    ``hidden``. Also what ``sweep`` compares to see a write land during its removal."""
+    out = []
+    for entry in os.scandir(path):
+        if hidden or not entry.name.startswith("."):
+            st = entry.stat(follow_symlinks=False)
+            out.append((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
+    return sorted(out)
+
+
 def spool_sig(run_id: str, runtime_dir: str) -> str:
     """Digest of the run's spool directory; ``"absent"`` when there is none."""
-    path = _run_dir(runtime_dir, run_id)
     try:
-        entries = sorted(
-            (e.name, e.stat(follow_symlinks=False))
-            for e in os.scandir(path)
-            if not e.name.startswith(".")
-        )
+        entries = entry_stats(_run_dir(runtime_dir, run_id))
     except (FileNotFoundError, NotADirectoryError):
         return ABSENT
     crc = 0
-    for name, st in entries:
-        crc = binascii.crc32(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode(), crc)
+    for name, size, mtime_ns, inode in entries:
+        crc = binascii.crc32(f"{name}\0{size}\0{mtime_ns}\0{inode}\n".encode(), crc)
     return f"{len(entries)}-{crc:08x}"

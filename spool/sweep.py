@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentspool.spool.layout import SWEEP_LOCK, TRASH_PREFIX, ensure_runtime_dir
+from agentspool.spool.signature import entry_stats
 from agentspool.spool.write import EVENTS_FILE, run_id_problem
 
 DEFAULT_MIN_IDLE = 600.0
@@ -43,16 +44,6 @@ class SweepReport:
     archived: list[str] = field(default_factory=list)
     trash_finished: int = 0
     dry_run: bool = False
-
-
-def _snapshot(path: str) -> list[tuple[str, int, int, int]]:
-    """Every entry's (name, size, mtime_ns, inode): an append moves the size even when
-    it lands within the same timestamp tick as the previous one."""
-    out = []
-    for entry in os.scandir(path):
-        st = entry.stat(follow_symlinks=False)
-        out.append((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
-    return sorted(out)
 
 
 def sweep_spools(
@@ -83,7 +74,8 @@ def sweep_spools(
                 report.kept.append(name)
                 continue
             clock = time.time() if now is None else now
-            before = _snapshot(entry.path)
+            # Sizes too, not just mtimes: an append moves the size even within one timestamp tick.
+            before = entry_stats(entry.path, hidden=True)
             seen = max([os.lstat(entry.path).st_mtime_ns, *(e[2] for e in before)]) / 1e9
             if clock - seen < min_idle:
                 report.busy.append(name)
@@ -98,7 +90,7 @@ def sweep_spools(
             os.rename(entry.path, trash)
             # A hook that opened the run dir just before the rename wrote into the trash:
             # that run is alive after all, so put it back.
-            if _snapshot(trash) != before:
+            if entry_stats(trash, hidden=True) != before:
                 os.rename(trash, entry.path)
                 report.busy.append(name)
                 continue

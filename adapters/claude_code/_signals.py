@@ -207,13 +207,13 @@ def read_native(transcript_path: str, pid: int) -> tuple[NativeStatus | None, bo
     if not pid or not transcript_path:
         return None, False
     started = process_start(pid)
+    if started is None:
+        return None, True
     try:
         with open(native_path(transcript_path, pid), "rb") as fh:
             status = msgspec.json.decode(fh.read(), type=NativeStatus)
     except (OSError, msgspec.DecodeError):
         status = None
-    if started is None:
-        return None, True
     if status is not None and status.procStart and status.procStart != started:
         return None, True  # the pid was reused: the file is about a process long gone
     return status, False
