@@ -8,7 +8,7 @@ forwarded unchanged from what the adapter composed.
 
 from __future__ import annotations
 
-from agentspool.adapters.seam import Adapter, Chat, Evidence
+from agentspool.core.seam import Adapter, Chat, Evidence
 
 
 def read_run(

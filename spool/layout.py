@@ -13,6 +13,8 @@ from agentspool.errors import RunIdError, RuntimeDirError
 from agentspool.spool.write import RUNTIME_DIR_ENV, run_id_problem
 
 SWEEP_LOCK = ".sweep.lock"
+DEFAULT_MIN_IDLE = 600.0
+"""The sweep never removes a run whose spool was written this recently (seconds)."""
 TRASH_PREFIX = ".trash-"
 
 

@@ -29,15 +29,15 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters._spooled import SpooledReads, TranscriptView
 from agentspool.adapters.claude_code import _lifecycle, _signals
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
-from agentspool.adapters.compose import compose_chat
-from agentspool.adapters.events import Event, InputRequested
-from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
-from agentspool.errors import SettingsError
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, InputRequested
+from agentspool.core.merge import EventMerger
+from agentspool.core.seam import Capabilities, Chat, Spawn, Trust
+from agentspool.errors import UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -98,7 +98,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         config_home: str | None = None,
     ) -> Spawn:
         if trust != "bypass":
-            raise SettingsError(self.name, "Claude Code has no hook trust gate to record")
+            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
         return _lifecycle.setup(run_id, runtime_dir)
 
     def untrust(self, config_home: str | None = None) -> bool:

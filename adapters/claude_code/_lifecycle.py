@@ -6,8 +6,8 @@ import os
 
 import msgspec
 
-from agentspool.adapters._templates import fill_hooks, template_text
-from agentspool.adapters.seam import Spawn
+from agentspool.adapters.common.templates import fill_hooks, template_text
+from agentspool.core.seam import Spawn
 from agentspool.spool.commands import hook_command
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_run_dir

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.core import events as ev
 from agentspool.spool.read import SpoolRecord
 
 # `waitingFor` values of sessions/<pid>.json; the binary maps "input needed" to a

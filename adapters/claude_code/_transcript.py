@@ -16,11 +16,11 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._dialogs import question_dialog
-from agentspool.adapters._jsonl import split_lines
-from agentspool.adapters._stamps import epoch_seconds
-from agentspool.adapters.seam import Message, PendingDialog, Usage
+from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.core import events as ev
+from agentspool.core.seam import Message, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
 BOOKKEEPING = frozenset(

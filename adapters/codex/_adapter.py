@@ -34,9 +34,6 @@ from typing import ClassVar
 
 import msgspec
 
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters._spooled import SpooledReads, TranscriptView
 from agentspool.adapters.codex import _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
     QUESTION_TOOL,
@@ -45,9 +42,12 @@ from agentspool.adapters.codex._rollout import (
     dialog_for,
     thread_id_from_path,
 )
-from agentspool.adapters.compose import compose_chat
-from agentspool.adapters.events import Event, InputRequested
-from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, InputRequested
+from agentspool.core.merge import EventMerger
+from agentspool.core.seam import Capabilities, Chat, Spawn, Trust
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 

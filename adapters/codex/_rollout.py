@@ -27,12 +27,12 @@ from typing import Any, ClassVar, Literal, Union
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._dialogs import question_dialog
-from agentspool.adapters._jsonl import JsonlFollower, OnLines, split_lines
-from agentspool.adapters._stamps import epoch_seconds
-from agentspool.adapters.seam import Message, MessageKind, PendingDialog, Usage
-from agentspool.errors import AgentspoolError
+from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.core import events as ev
+from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage
+from agentspool.errors import CompressedRolloutError
 
 QUESTION_TOOL = "request_user_input"
 PRESENTATION = {
@@ -699,15 +699,6 @@ def thread_id_from_path(path: str) -> str:
         name = name.removesuffix(suffix)
     parts = name.split("-")
     return "-".join(parts[-5:]) if len(parts) >= 11 else ""
-
-
-class CompressedRolloutError(AgentspoolError, RuntimeError):
-    def __init__(self, path: str) -> None:
-        super().__init__(
-            f"{path}: reading a compressed rollout needs the optional "
-            "'zstandard' package (pip install 'agentspool[zstd]')"
-        )
-        self.path = path
 
 
 class ZstFollower(JsonlFollower):

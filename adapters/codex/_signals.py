@@ -13,9 +13,9 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.core import events as ev
 from agentspool.spool.read import SpoolRecord
 
 # Hooks name a call's tool as Claude Code would ("Bash"); the rollout's name for the

@@ -40,7 +40,7 @@ from harness.checkpoints import ScenarioRun, event_fields, is_idle_after_turn
 import agentspool
 from agentspool import Chat, locate_transcript, read_chat
 from agentspool.adapters.codex import _lifecycle
-from agentspool.adapters.seam import Spawn
+from agentspool.core.seam import Spawn
 
 pytestmark = [
     pytest.mark.live,

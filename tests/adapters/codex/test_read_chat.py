@@ -20,9 +20,8 @@ import pytest
 
 import agentspool
 from agentspool.adapters.codex import Codex
-from agentspool.adapters.codex._rollout import CompressedRolloutError
-from agentspool.adapters.seam import Chat
-from agentspool.errors import TranscriptGoneError
+from agentspool.core.seam import Chat
+from agentspool.errors import CompressedRolloutError, TranscriptGoneError
 from agentspool.spool.commands import hook_command
 
 EPS = 0.0005

@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters.events import Event
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.core.events import Event
+from agentspool.core.merge import EventMerger
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool import signature
 

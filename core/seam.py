@@ -72,7 +72,7 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     live_signals: bool
     """Reads a hook spool under ``runtime_dir`` (so ``runtime_dir=""`` changes the read)."""
     native_status: bool = False
-    """Also reads a status file the CLI itself keeps (e.g. Claude Code's sessions/<pid>)."""
+    """Also reads a status file the CLI itself keeps (a per-process status file)."""
     attests_supersession: bool = False
     """The provider marks superseded records itself (branch, undo, rewind) → ``inactive``."""
     follows_clear: bool = True
@@ -123,7 +123,7 @@ class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
     tool_input: dict[str, Any] = {}
     tool_use_id: str = ""
     agent_id: str = ""
-    """Set when a subagent asked (Claude Code ``agent_id``)."""
+    """Set when a subagent asked (the provider's subagent id)."""
 
 
 class Usage(msgspec.Struct, kw_only=True, gc=False):
@@ -241,7 +241,7 @@ class Adapter(Protocol):
         """Render per-run hook settings into the run dir; return what to add to the spawn.
 
         ``trust``/``config_home`` matter only with ``capabilities.hook_trust``; an adapter
-        without a trust gate refuses ``trust="config"`` (``SettingsError``).
+        without a trust gate refuses ``trust="config"`` (``UnsupportedError``).
         """
         ...
 

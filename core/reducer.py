@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.events import (
+from agentspool.core.events import (
     BackgroundFinished,
     Event,
     InputRequested,
@@ -39,7 +39,7 @@ from agentspool.adapters.events import (
     TurnStarted,
     TurnStopped,
 )
-from agentspool.adapters.seam import Activity, ChatState, Evidence, TaskState
+from agentspool.core.seam import Activity, ChatState, Evidence, TaskState
 
 
 class RunState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
