@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from agentspool.adapters import registry
 from agentspool.core.seam import Chat, Spawn, Trust
 from agentspool.errors import UnsupportedError
-from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir
+from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
 
 if TYPE_CHECKING:
     from agentspool.spool.sweep import SweepReport
@@ -107,18 +107,21 @@ def read_chat(
 
     ``transcript_path=None`` locates it (``""``: not known yet — live signals still
     count). ``live=False`` reads the transcript alone, no hook spool or status file.
-    ``ended=True``: the run has terminated — the state is ``ended``, read transcript-only.
+    ``ended=True``: the run has terminated — the state is ``ended``, read transcript-only
+    (a run whose ledger records its end, e.g. one ``run`` spawned, reads so by itself).
+    The task state is the run's last declaration (``agentspool lifecycle``).
     Raises ``TranscriptGoneError`` when a named transcript no longer exists.
     """
+    from agentspool.core import ledger
     from agentspool.core.reader import read_run
 
     runtime = _runtime(runtime_dir)
+    adapter = registry.load(provider)
+    life = ledger.lifecycle(run_dir(runtime, run_id))
     if transcript_path is None:
-        transcript_path = registry.load(provider).locate_transcript(run_id, runtime)
+        transcript_path = adapter.locate_transcript(run_id, runtime)
+        if not transcript_path and life.ended is not None:
+            transcript_path = life.ended.transcript_path  # its spool may be swept since
     return read_run(
-        registry.load(provider),
-        run_id,
-        runtime if live else "",
-        transcript_path,
-        ended=ended,
+        adapter, run_id, runtime if live else "", transcript_path, ended=ended, lifecycle=life
     )

@@ -206,6 +206,8 @@ class Chat(msgspec.Struct, kw_only=True):
     state: ChatState = "idle"
     activity: Activity = "unknown"
     task_state: TaskState = "active"
+    task_reason: str = ""
+    """Why the task is ``blocked`` (a declaration's reason); ``""`` otherwise."""
     pending_dialog: PendingDialog | None = None
     pending_approval: PendingApproval | None = None
     messages: list[Message] = []

@@ -134,8 +134,8 @@ class SpoolReader:
     A missing spool reads as no records.
     """
 
-    def __init__(self, run_dir: str) -> None:
-        self.path = os.path.join(run_dir, EVENTS_FILE)
+    def __init__(self, run_dir: str, name: str = EVENTS_FILE) -> None:
+        self.path = os.path.join(run_dir, name)
         self.offset = 0
         self.damaged = 0
         self._ino = -1
@@ -181,5 +181,5 @@ class SpoolReader:
         return records
 
 
-def read_all(run_dir: str) -> list[SpoolRecord]:
-    return SpoolReader(run_dir).read()
+def read_all(run_dir: str, name: str = EVENTS_FILE) -> list[SpoolRecord]:
+    return SpoolReader(run_dir, name).read()

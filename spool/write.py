@@ -137,10 +137,13 @@ def append_capped(dir_fd: int, name: str, text: str, cap: int = FAULT_LOG_CAP) -
         posix.close(fd)
 
 
-def append_record(run_dir: str, event: str, payload: bytes, agent_pid: int = 0) -> None:
-    """Append one whole record to a run's spool, as a hook would (for tools and tests)."""
+def append_record(
+    run_dir: str, event: str, payload: bytes, agent_pid: int = 0, name: str = EVENTS_FILE
+) -> None:
+    """Append one whole record to a run's spool (or another file framed like it, e.g.
+    the ledger), as a hook would."""
     fd = open_run_dir(run_dir)
     try:
-        append(fd, EVENTS_FILE, frame(event, payload, len(payload), -1, agent_pid, posix.getpid()))
+        append(fd, name, frame(event, payload, len(payload), -1, agent_pid, posix.getpid()))
     finally:
         posix.close(fd)
