@@ -5,7 +5,7 @@ members of ``Adapter``; it is registered by name in ``registry.py`` and thereby 
 in the shipped Tier-1 conformance suite (``agentspool.adapters.testing``).
 
 ``read_chat(run_id, runtime_dir, transcript_path) -> Chat``, the four rules every
-adapter keeps (DESIGN.md idea 1):
+adapter keeps (ADR 0005):
 
 1. ``transcript_path == ""``: the transcript is not located yet. Live signals are still
    consulted (a dialog can be open before any transcript exists); otherwise the result
