@@ -153,6 +153,35 @@ def _parser() -> argparse.ArgumentParser:
     json_arg(p, "the Chat")
     p.set_defaults(func=_cmd_read)
 
+    p = command(
+        "run",
+        "run an agent CLI as an armed run; exit with its status",
+        "The spawn wrapper as a command: arm a run, execute the provider's CLI with the "
+        "run's arguments and then CLI_ARGS (after --), forward signals, record the run's "
+        "end, sweep its spool (its ledger stays, so it reads 'ended'), and exit with the "
+        "CLI's status (128+N if signal N killed it).",
+    )
+    provider_arg(p)
+    p.add_argument(
+        "--run-id", default=None, help="the run's id (default: <provider>-<time>-<random>)"
+    )
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument("--keep", action="store_true", help="keep the run's spool after it ends")
+    p.add_argument(
+        "--cli",
+        default=None,
+        metavar="PATH",
+        help="the agent CLI to execute (default: the provider's command on PATH)",
+    )
+    p.add_argument(
+        "--trust",
+        choices=get_args(agentspool.Trust),
+        default=get_args(agentspool.Trust)[0],
+        help="as for setup (default: %(default)s)",
+    )
+    p.add_argument("cli_args", nargs="*", metavar="CLI_ARGS", help="the agent CLI's own arguments")
+    p.set_defaults(func=_cmd_run)
+
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
     p.add_argument(
@@ -249,6 +278,18 @@ def _cmd_read(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    return agentspool.run(
+        args.provider,
+        args.cli_args,
+        run_id=args.run_id,
+        runtime_dir=args.runtime_dir,
+        keep=args.keep,
+        executable=args.cli,
+        trust=args.trust,
+    )
+
+
 def _cmd_untrust(args: argparse.Namespace) -> int:
     removed = agentspool.untrust(args.provider, args.config_home)
     if args.json:
@@ -271,7 +312,19 @@ def _write_traceback(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after the first "--" is the agent CLI's (``run``): argparse's own "--"
+    # handling does not reach into a subcommand's positionals.
+    passthrough: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1 :]
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if passthrough:
+        if args.command != "run":
+            parser.error(f"{args.command} takes no arguments after --")
+        args.cli_args = [*args.cli_args, *passthrough]
     try:
         code: int = args.func(args)
     except TranscriptGoneError as exc:

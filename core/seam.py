@@ -223,6 +223,9 @@ class Adapter(Protocol):
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    executable: ClassVar[str]
+    """The agent CLI's command name as found on ``PATH`` (``agentspool run`` spawns it);
+    ``""`` for an adapter whose agent is not a command."""
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         """Compose the run's state and conversation (module docstring: the four rules)."""

@@ -12,7 +12,7 @@ import pytest
 from agentspool import __version__
 from agentspool.cli.main import main
 
-COMMANDS = ["setup", "sig", "sweep", "read", "untrust"]
+COMMANDS = ["setup", "sig", "sweep", "read", "run", "untrust"]
 
 
 def test_setup_json_has_exactly_the_spawn_fields(runtime_dir, capsys):
@@ -40,7 +40,9 @@ def test_setup_plain_prints_one_shell_line(runtime_dir, capsys):
     assert main(["setup", "claude-code", "--run-id", "r1", "--runtime-dir", runtime_dir]) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1
-    assert out.startswith("--settings ")
+    words = shlex.split(out)
+    assert words[0] == "env" and words[-2] == "--settings"
+    assert "AGENTSPOOL_RUN_ID=r1" in words
 
 
 def test_setup_plain_with_env_is_a_pasteable_env_line(tmp_path, capsys):

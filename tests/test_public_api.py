@@ -48,6 +48,7 @@ PINNED = [
     "locate_transcript",
     "providers",
     "read_chat",
+    "run",
     "setup",
     "spool_sig",
     "sweep_spools",

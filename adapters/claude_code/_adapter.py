@@ -87,6 +87,7 @@ def _complete(
 class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     name: ClassVar[str] = "claude-code"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, native_status=True)
+    executable: ClassVar[str] = "claude"
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(

@@ -92,6 +92,7 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, hook_trust=True)
+    executable: ClassVar[str] = "codex"
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(
