@@ -16,6 +16,8 @@ this package, and they must not pay for msgspec on every tool call.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.api import (
+        Declaration,
+        declare,
         locate_transcript,
         providers,
         read_chat,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from agentspool.errors import (
         AgentspoolError,
         CompressedRolloutError,
+        DeclarationError,
         DeltaParseError,
         RunIdError,
         RuntimeDirError,
@@ -63,6 +66,8 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(
         [
+            "Declaration",
+            "declare",
             "locate_transcript",
             "providers",
             "read_chat",
@@ -102,6 +107,7 @@ _LAZY = {
         [
             "AgentspoolError",
             "CompressedRolloutError",
+            "DeclarationError",
             "DeltaParseError",
             "RunIdError",
             "RuntimeDirError",
@@ -122,6 +128,8 @@ __all__ = [
     "Chat",
     "ChatState",
     "CompressedRolloutError",
+    "Declaration",
+    "DeclarationError",
     "DeltaParseError",
     "DialogOption",
     "DialogQuestion",
@@ -145,6 +153,7 @@ __all__ = [
     "Usage",
     "__version__",
     "assemble_session_detail",
+    "declare",
     "locate_transcript",
     "providers",
     "read_chat",

@@ -12,16 +12,21 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from agentspool.adapters import registry
-from agentspool.core.seam import Chat, Spawn, Trust
-from agentspool.errors import UnsupportedError
+from agentspool.core.seam import Chat, Spawn, TaskState, Trust
+from agentspool.errors import DeclarationError, UnsupportedError
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
+from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
     from agentspool.spool.sweep import SweepReport
 
 __all__ = [
     "DEFAULT_MIN_IDLE",
+    "Declaration",
+    "declare",
     "locate_transcript",
     "providers",
     "read_chat",
@@ -217,3 +222,96 @@ def _sweep_evidence(directory: str, *, keep_name: str) -> None:
         for entry in entries:
             if entry.name != keep_name and entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
+
+
+class Declaration(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``declare`` did: the run's task state after it, and whether it changed."""
+
+    run_id: str
+    task_state: TaskState
+    task_reason: str = ""
+    changed: bool
+
+
+def declare(
+    task_state: TaskState,
+    reason: str = "",
+    *,
+    run_id: str | None = None,
+    runtime_dir: str | None = None,
+    force: bool = False,
+    worktree: str | None = None,
+) -> Declaration:
+    """Declare the run's task state (``agentspool lifecycle``): ``active``, ``blocked``
+    (needs a ``reason``) or ``done``. Never inferred: process exit never means done.
+
+    The run comes from the environment a wrapped agent has (``AGENTSPOOL_RUN_ID``,
+    ``AGENTSPOOL_RUNTIME_DIR``, set by ``setup``/``run``) unless ``run_id`` names it. An
+    exact repeat of the current declaration writes nothing (``changed=False``). ``done``
+    is refused while ``worktree`` (default: the current directory) is a git worktree with
+    uncommitted changes, unless ``force``.
+    """
+    import time
+
+    from agentspool.core import ledger
+    from agentspool.core.events import TaskStateDeclared
+
+    run_id = run_id or os.environ.get(RUN_ID_ENV, "")
+    if not run_id:
+        raise DeclarationError(
+            "",
+            f"no run: pass --run-id, or run this inside an agent armed by agentspool "
+            f"(${RUN_ID_ENV} is not set)",
+        )
+    runtime = runtime_dir or os.environ.get(RUNTIME_DIR_ENV) or default_runtime_dir()
+    directory = run_dir(runtime, run_id)
+    if not os.path.isdir(directory):
+        raise DeclarationError(run_id, f"no such run in {runtime}")
+    reason = reason.strip()
+    if task_state == "blocked" and not reason:
+        raise DeclarationError(run_id, "blocked needs a reason (--reason TEXT)")
+    if task_state != "blocked":
+        reason = ""  # a reason belongs to blocked; leaving blocked drops it
+    now = ledger.lifecycle(directory)
+    if now.declared is not None and (now.task_state, now.task_reason) == (task_state, reason):
+        return Declaration(run_id=run_id, task_state=task_state, task_reason=reason, changed=False)
+    if task_state == "done" and not force:
+        dirty = _uncommitted_changes(worktree or os.getcwd())
+        if dirty:
+            raise DeclarationError(
+                run_id, f"not done: uncommitted changes in {dirty} (commit them, or --force)"
+            )
+    ledger.append(
+        directory,
+        TaskStateDeclared(
+            task_state=task_state, reason=reason, at=time.time(), source="cli:lifecycle"
+        ),
+    )
+    return Declaration(run_id=run_id, task_state=task_state, task_reason=reason, changed=True)
+
+
+def _uncommitted_changes(path: str) -> str:
+    """The top of the git worktree holding ``path`` if it has uncommitted changes
+    (untracked files included), else ``""`` (clean, or not a worktree, or no git)."""
+    import subprocess
+
+    try:
+        top = subprocess.run(
+            ["git", "-C", path, "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+        if top.returncode != 0:
+            return ""
+        status = subprocess.run(
+            ["git", "-C", path, "status", "--porcelain"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return top.stdout.strip() if status.returncode == 0 and status.stdout.strip() else ""

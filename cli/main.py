@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import agentspool
-from agentspool import AgentspoolError, TranscriptGoneError
+from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2  # argparse's own
 EXIT_TRANSCRIPT_GONE = 3
+EXIT_REFUSED = 4  # lifecycle: the declaration was refused and not recorded
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours; the traceback is in a file
 EXIT_INTERRUPTED = 130
 
@@ -29,6 +30,8 @@ exit status:
   {EXIT_ERROR}    an error; one line on stderr says what and where
   {EXIT_USAGE}    bad usage
   {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read)
+  {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run,
+       uncommitted changes without --force)
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
 """
@@ -182,6 +185,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("cli_args", nargs="*", metavar="CLI_ARGS", help="the agent CLI's own arguments")
     p.set_defaults(func=_cmd_run)
 
+    p = command(
+        "lifecycle",
+        "declare the run's task state: active, blocked (with a reason) or done",
+        "Declare the task state of a run: the agent itself runs this from inside its "
+        "session (the run comes from $AGENTSPOOL_RUN_ID, which setup/run provide), or a "
+        "person names the run. An exact repeat records nothing and says so. Process exit "
+        "never means done.",
+    )
+    p.add_argument("task_state", choices=get_args(agentspool.TaskState), help="the task state")
+    p.add_argument("--reason", default="", help="why the task is blocked (required for blocked)")
+    p.add_argument("--run-id", default=None, help="the run (default: $AGENTSPOOL_RUN_ID)")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="declare done even with uncommitted changes in the git worktree",
+    )
+    json_arg(p, "the Declaration (run_id, task_state, task_reason, changed)")
+    p.set_defaults(func=_cmd_lifecycle)
+
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
     p.add_argument(
@@ -290,6 +313,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_lifecycle(args: argparse.Namespace) -> int:
+    result = agentspool.declare(
+        args.task_state,
+        args.reason,
+        run_id=args.run_id,
+        runtime_dir=args.runtime_dir,
+        force=args.force,
+    )
+    if args.json:
+        _print_json(result)
+    elif not result.changed:
+        print(f"run {result.run_id}: already {result.task_state}; nothing recorded")
+    else:
+        why = f": {result.task_reason}" if result.task_reason else ""
+        print(f"run {result.run_id}: {result.task_state}{why}")
+    return EXIT_OK
+
+
 def _cmd_untrust(args: argparse.Namespace) -> int:
     removed = agentspool.untrust(args.provider, args.config_home)
     if args.json:
@@ -330,6 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TranscriptGoneError as exc:
         print(f"agentspool: {exc}", file=sys.stderr)
         return EXIT_TRANSCRIPT_GONE
+    except DeclarationError as exc:
+        print(f"agentspool: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except (AgentspoolError, OSError) as exc:
         print(f"agentspool: {exc}", file=sys.stderr)
         return EXIT_ERROR

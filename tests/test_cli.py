@@ -12,7 +12,7 @@ import pytest
 from agentspool import __version__
 from agentspool.cli.main import main
 
-COMMANDS = ["setup", "sig", "sweep", "read", "run", "untrust"]
+COMMANDS = ["setup", "sig", "sweep", "read", "run", "lifecycle", "untrust"]
 
 
 def test_setup_json_has_exactly_the_spawn_fields(runtime_dir, capsys):
@@ -247,7 +247,7 @@ def test_help_lists_the_exit_codes(argv, capsys):
         main(argv)
     out = capsys.readouterr().out
     assert "exit status:" in out
-    for code in ("0", "1", "2", "3", "70", "130"):
+    for code in ("0", "1", "2", "3", "4", "70", "130"):
         assert re.search(rf"^  {code} +\S", out, re.M), code
 
 
