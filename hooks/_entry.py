@@ -63,7 +63,7 @@ def _log_fault(dir_fd: int, runtime_dir: str, event: str, exc: BaseException) ->
             write.append_capped(dir_fd, write.FAULT_LOG, line)
             return
         if runtime_dir:
-            root = write.open_run_dir(runtime_dir)
+            root = write.open_private_dir(runtime_dir)
             try:
                 write.append_capped(root, write.RUNTIME_FAULT_LOG, line)
             finally:

@@ -158,7 +158,7 @@ def test_unsafe_runtime_dir_is_one_line_and_exit_1(tmp_path, capsys):
     code = main(["setup", "claude-code", "--run-id", "r", "--runtime-dir", str(runtime)])
     out, err = capsys.readouterr()
     assert (code, out) == (1, "")
-    assert re.fullmatch(r"agentspool: runtime dir [^\n]+writable by others[^\n]+\n", err)
+    assert re.fullmatch(r"agentspool: runtime dir [^\n]+writable by group or others[^\n]+\n", err)
 
 
 def test_untrust_codex(tmp_path, capsys):
