@@ -16,7 +16,7 @@ import stat
 from typing import NamedTuple
 
 from agentspool.errors import RuntimeDirError
-from agentspool.spool.layout import open_run_dir_to_read, foreign_write_problem
+from agentspool.spool.layout import foreign_write_problem, open_run_dir_to_read
 from agentspool.spool.write import EVENTS_FILE, MAGIC
 
 _FIELDS = 10  # "AS1" + nine fields; see the spool package docstring
