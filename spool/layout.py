@@ -152,8 +152,8 @@ def _open_checked(path: str, dir_fd: int | None, runtime_dir: str, what: str) ->
     except FileNotFoundError:
         return None
     except OSError as exc:
-        problem = _open_problem(path, dir_fd, exc)
-        raise RuntimeDirError(runtime_dir, f"{what}{problem}; refused") from None
+        failure = _open_problem(path, dir_fd, exc)
+        raise RuntimeDirError(runtime_dir, f"{what}{failure}; refused") from None
     problem = private_dir_problem(os.fstat(fd))
     if problem is not None:
         os.close(fd)
