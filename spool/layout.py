@@ -130,14 +130,16 @@ def open_run_dir_to_read(runtime_dir: str, run_id: str) -> int | None:
     dir or the run dir does not exist (nothing armed yet, or swept).
 
     Raises ``RuntimeDirError`` for either dir that is not private (``private_dir_problem``,
-    or a symlink). The check is made on the opened descriptors, each dir opened relative
-    to its checked parent, so a dir swapped in between the check and the read is the one
-    checked. Creates and repairs nothing: a reader that tightened a mode would bless
-    whatever was planted while it was loose.
+    or a symlink). The check is made on the opened descriptors, the run dir opened
+    relative to the checked runtime dir, so the dir read is the dir checked: renaming
+    another in between cannot substitute it. Creates and repairs nothing: a reader that
+    tightened a mode would bless whatever was planted while it was loose.
     """
     check_run_id(run_id)
-    runtime_dir = os.path.abspath(runtime_dir)
-    root = _open_checked(runtime_dir, None, runtime_dir, "")
+    # A trailing slash would make the kernel follow a symlinked runtime dir.
+    root = _open_checked(
+        runtime_dir.rstrip("/") or ("/" if runtime_dir else "."), None, runtime_dir, ""
+    )
     if root is None:
         return None
     try:
@@ -153,9 +155,9 @@ def _open_checked(path: str, dir_fd: int | None, runtime_dir: str, what: str) ->
         return None
     except OSError as exc:
         failure = _open_problem(path, dir_fd, exc)
-        raise RuntimeDirError(runtime_dir, f"{what}{failure}; refused") from None
+        raise RuntimeDirError(os.path.abspath(runtime_dir), f"{what}{failure}; refused") from None
     problem = private_dir_problem(os.fstat(fd))
     if problem is not None:
         os.close(fd)
-        raise RuntimeDirError(runtime_dir, f"{what}{problem}; refused")
+        raise RuntimeDirError(os.path.abspath(runtime_dir), f"{what}{problem}; refused")
     return fd
