@@ -59,6 +59,16 @@ def test_every_reader_refuses(case, provider, claude_run, tmp_path):
 
 
 @pytest.mark.parametrize("case", CASES)
+def test_an_ended_run_is_still_read_from_its_transcript(case, claude_run, tmp_path):
+    """Transcript-only reads never touch the spool, so the refusal does not block them."""
+    unsafe = make_unsafe(case, claude_run, tmp_path)
+    chat = agentspool.read_chat(
+        "claude-code", unsafe.run_id, unsafe.runtime_dir, unsafe.forged_transcript, ended=True
+    )
+    assert (chat.state, chat.pending_approval) == ("ended", None)
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_a_reader_that_trusted_the_dir_before_stops_at_once(case, claude_run, tmp_path, silent):
     """A long-lived watcher (one adapter, its spool view cached) read the honest run; once
     the dir turns unsafe its next read refuses instead of folding the forgery in."""
