@@ -95,14 +95,15 @@ def test_readers_create_and_repair_nothing(case, claude_run, tmp_path):
         for path in (unsafe.runtime_dir, os.path.join(unsafe.runtime_dir, unsafe.run_id))
     }
     listing = sorted(os.listdir(unsafe.runtime_dir))
-    for call in (agentspool.read_chat, agentspool.locate_transcript, agentspool.spool_sig):
+    where = ("claude-code", unsafe.run_id, unsafe.runtime_dir)
+    reads = [
+        lambda: agentspool.read_chat(*where, ""),
+        lambda: agentspool.locate_transcript(*where),
+        lambda: agentspool.spool_sig(*where),
+    ]
+    for read in reads:
         with pytest.raises(RuntimeDirError):
-            call(
-                "claude-code",
-                unsafe.run_id,
-                unsafe.runtime_dir,
-                *([""] if call is agentspool.read_chat else []),
-            )
+            read()
     assert {path: os.lstat(path)[:5] for path in modes} == modes
     assert sorted(os.listdir(unsafe.runtime_dir)) == listing
 
