@@ -299,6 +299,8 @@ def test_an_unexpected_error_is_one_line_naming_its_traceback_file(
         assert os.stat(path).st_mode & 0o077 == 0
     finally:
         os.unlink(path)
+
+
 def _agentspool(*argv: str, home: str) -> subprocess.CompletedProcess[bytes]:
     """The installed ``agentspool`` command, run as a user runs it."""
     script = os.path.join(os.path.dirname(sys.executable), "agentspool")

@@ -14,10 +14,13 @@ import re
 import stat
 from pathlib import Path
 
+import msgspec
 import pytest
 from unsafe_dirs import CASES, OTHER_UID, forge, make_unsafe, needs_root
 
 import agentspool
+from agentspool.core.events import RunEnded, TaskStateDeclared
+from agentspool.core.ledger import LEDGER_FILE
 from agentspool.errors import RuntimeDirError
 from agentspool.spool import write
 
@@ -191,3 +194,45 @@ def test_sweep_never_follows_a_symlinked_run_dir(claude_run, tmp_path):
     agentspool.sweep_spools(unsafe.runtime_dir, keep=[], min_idle=0)
     assert os.path.exists(unsafe.spool)
     assert stat.S_IMODE(os.stat(os.path.dirname(unsafe.spool)).st_mode) == 0o700
+
+
+def _forge_ledger(run_dir: str) -> None:
+    """A ledger saying the task is done and the run ended, planted as another account would."""
+    records = b"".join(
+        write.frame("Ledger", payload, len(payload), -1, 0, 4242)
+        for payload in (
+            msgspec.json.encode(TaskStateDeclared(task_state="done")),
+            msgspec.json.encode(RunEnded(exit_status=0)),
+        )
+    )
+    fd = os.open(os.path.join(run_dir, LEDGER_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, records)
+    finally:
+        os.close(fd)
+
+
+def test_the_forged_ledger_is_believed_in_a_private_dir(claude_run, tmp_path):
+    """The control for the test below: the ledger decides ``ended`` and the task state."""
+    _forge_ledger(claude_run.run_dir)
+    transcript = tmp_path / "honest.jsonl"
+    transcript.write_bytes(b"")
+    chat = agentspool.read_chat(
+        "claude-code", claude_run.run_id, claude_run.runtime_dir, str(transcript), live=False
+    )
+    assert (chat.state, chat.task_state) == ("ended", "done")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_ledger_in_an_unsafe_dir_is_refused_even_transcript_only(case, claude_run, tmp_path):
+    """The ledger is read even when live signals are off: it goes through the same check."""
+    unsafe = make_unsafe(case, claude_run, tmp_path)
+    _forge_ledger(os.path.dirname(unsafe.spool))
+    transcript = tmp_path / "honest.jsonl"
+    transcript.write_bytes(b"")
+    _refused(
+        unsafe.problem,
+        lambda: agentspool.read_chat(
+            "claude-code", unsafe.run_id, unsafe.runtime_dir, str(transcript), live=False
+        ),
+    )
