@@ -76,7 +76,11 @@ def untrust(provider: str, config_home: str | None = None) -> bool:
 
 def spool_sig(provider: str, run_id: str, runtime_dir: str | None = None) -> str:
     """A cheap digest (stat only, no reads) that changes whenever the run's live evidence
-    changes: poll it, and call ``read_chat`` again only when it moved."""
+    changes: poll it, and call ``read_chat`` again only when it moved.
+
+    Like every read, raises ``RuntimeDirError`` for a runtime dir or run dir that is a
+    symlink, another user's, or writable by group or others (ADR 0013).
+    """
     return registry.load(provider).spool_sig(run_id, _runtime(runtime_dir))
 
 
@@ -97,7 +101,8 @@ def sweep_spools(
 
 def locate_transcript(provider: str, run_id: str, runtime_dir: str | None = None) -> str:
     """The run's current transcript (after ``/clear`` the new one); ``""`` while no
-    evidence has named one that exists yet."""
+    evidence has named one that exists yet. Raises ``RuntimeDirError`` for a dir that is
+    not private (ADR 0013)."""
     return registry.load(provider).locate_transcript(run_id, _runtime(runtime_dir))
 
 
@@ -117,7 +122,11 @@ def read_chat(
     ``ended=True``: the run has terminated — the state is ``ended``, read transcript-only
     (a run whose ledger records its end, e.g. one ``run`` spawned, reads so by itself).
     The task state is the run's last declaration (``agentspool lifecycle``).
-    Raises ``TranscriptGoneError`` when a named transcript no longer exists.
+    Raises ``TranscriptGoneError`` when a named transcript no longer exists, and
+    ``RuntimeDirError`` when the run's spool or ledger would come from a runtime dir or
+    run dir that is a symlink, another user's, or writable by group or others (ADR 0013:
+    evidence only from the user's own files; nothing is created or repaired, a missing
+    dir is no evidence).
     """
     from agentspool.core import ledger
     from agentspool.core.reader import read_run
