@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agentspool.api import (
         Declaration,
         declare,
+        list_runs,
         locate_transcript,
         providers,
         read_chat,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         untrust,
     )
     from agentspool.core.detail import SessionDetail, assemble_session_detail
+    from agentspool.core.runs import RunSummary
     from agentspool.core.seam import (
         Activity,
         Adapter,
@@ -68,6 +70,7 @@ _LAZY = {
         [
             "Declaration",
             "declare",
+            "list_runs",
             "locate_transcript",
             "providers",
             "read_chat",
@@ -102,6 +105,7 @@ _LAZY = {
     "SessionDetail": "agentspool.core.detail",
     "assemble_session_detail": "agentspool.core.detail",
     "SessionStore": "agentspool.core.store",
+    "RunSummary": "agentspool.core.runs",
     "SweepReport": "agentspool.spool.sweep",
     **dict.fromkeys(
         [
@@ -138,6 +142,7 @@ __all__ = [
     "PendingApproval",
     "PendingDialog",
     "RunIdError",
+    "RunSummary",
     "RuntimeDirError",
     "SessionDetail",
     "SessionStore",
@@ -154,6 +159,7 @@ __all__ = [
     "__version__",
     "assemble_session_detail",
     "declare",
+    "list_runs",
     "locate_transcript",
     "providers",
     "read_chat",
