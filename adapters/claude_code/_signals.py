@@ -242,4 +242,10 @@ def native_events(status: NativeStatus | None, gone: bool, pid: int) -> list[ev.
     if status.status == "idle":
         # Set at once on deny/Esc, which fire no hook (research §2.3, §5).
         return [ev.InputResolved(**base), ev.TurnStopped(**base)]
+    if status.status == "busy":
+        # Set the moment a prompt is answered, while the approved tool runs: no hook fires
+        # until the tool ends (an 8 s command read as waiting for 8 s). Stamped after the
+        # prompt's PermissionRequest, it proves that prompt gone; the busy written when
+        # the turn began is older than the prompt and changes nothing.
+        return [ev.InputResolved(**base)]
     return []
