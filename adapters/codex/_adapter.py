@@ -30,6 +30,7 @@ command's end or 10 s yield still read as the approval being open.
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 import msgspec
@@ -46,7 +47,7 @@ from agentspool.adapters.codex._rollout import (
     thread_id_from_path,
 )
 from agentspool.adapters.compose import compose_chat
-from agentspool.adapters.events import Event, InputRequested
+from agentspool.adapters.events import Event, InputRequested, SessionEnded
 from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
@@ -65,6 +66,15 @@ class _SpoolView:
         for record in self.reader.read():
             for agent, event in self.translator.translate(record):
                 self.events.setdefault(agent, []).append(event)
+        for agent, event in self.translator.commands_started():
+            self.events.setdefault(agent, []).append(event)
+
+    def liveness(self) -> list[Event]:
+        """Not kept: a dead codex process ends whatever its hooks left open."""
+        if not self.translator.agent_gone():
+            return []
+        pid = self.translator.agent_pid
+        return [SessionEnded(reason="process gone", at=time.time(), source=f"process:{pid} gone")]
 
     def channel(self, agent: str) -> list[Event]:
         return self.events.get(agent, [])
@@ -124,14 +134,14 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             merger = EventMerger()
             if spool is not None:
                 merger.add("spool", spool.channel(""))
-            return compose_chat(merger.state())
+            return compose_chat(merger.state(spool.liveness() if spool is not None else ()))
         view = self._read_view(run_id, runtime_dir, transcript_path)
         parser = view.parser
         if spool is not None:
             # A sub-agent's own file folds the child's hooks, the run's file its own.
             view.add_spool(spool.channel(parser.agent_id))
         return compose_chat(
-            view.merger.state(),
+            view.merger.state(spool.liveness() if spool is not None else ()),
             parser.messages,
             transcript_id=parser.thread_id,
             transcript_path=transcript_path,
