@@ -226,10 +226,10 @@ class HookTranslator:
         After an approval Codex writes nothing (no hook, no rollout record) until the
         command ends or yields at 10 s, so the wait would read open all that time. The
         approved command runs as a descendant of the codex process (0.169.0: ``bash -c
-        <command>``, started ~0.1 s after the key; bash execs a simple command, so then
-        the process is the command's own words). One such process, started after the
-        ``PermissionRequest`` hook ran, proves the approval given. Hooks are
-        descendants too, but never carry the command.
+        <command>``, a child of the codex process started ~0.1 s after the key; bash
+        execs a simple command, so then that child is the command's own words). One
+        such process, started after the ``PermissionRequest`` hook ran, proves the
+        approval given. Hooks are descendants too, but never carry the command.
         """
         if not self._approvals or not self.agent_pid:
             return []
@@ -245,7 +245,11 @@ class HookTranslator:
             started = [
                 p.started
                 for p, args in running
-                if p.started >= asked_tick and (asked.command in args[1:] or args == words)
+                if p.started >= asked_tick
+                and (
+                    asked.command in args[1:]
+                    or (args == words and p.ppid == self.agent_pid)  # not a step of another
+                )
             ]
             if not started:
                 continue
