@@ -12,7 +12,8 @@ events, folded by the one reducer in evidence-time order; what decides:
    to the latest unfinished ``PreToolUse`` of the same turn and tool → ``needs_input``
    with ``pending_approval``. It is closed by the call's ``PostToolUse`` or
    ``function_call_output``, by a ``PreModelRequest`` of the same turn (the turn went
-   on, so it was approved), or by the turn's end (Esc = ``Interrupt``/``turn_aborted``).
+   on, so it was approved), by the approved command running under the codex process
+   (below), or by the turn's end (Esc = ``Interrupt``/``turn_aborted``).
 3. Otherwise the turn lifecycle: ``task_started``/``UserPromptSubmit`` open turn T;
    exactly one of ``task_complete`` (``error`` → failed; no ``Stop`` then),
    ``turn_aborted``, ``Stop``, ``Interrupt`` finalizes it. Records appended after that
@@ -24,8 +25,12 @@ follows the latest hook's ``transcript_path`` of the run's own thread (not
 SubagentStart's, which names the child's file), so it follows ``/new`` and ``/clear``.
 A rollout is created lazily at the first prompt: until it exists the path is ``""``, as
 it stays in ``exec --ephemeral`` (no file at all).
-Not visible from any evidence (research §3b): the seconds between an approval and the
-command's end or 10 s yield still read as the approval being open.
+The codex process: each hook record names it (the hook's parent). Between an approval
+and the command's end or 10 s yield Codex writes nothing, so the approved command itself
+is the evidence: a child of that process running the command, started after the
+``PermissionRequest``, closes the approval (kept once seen; the run reads ``working``
+within a read of the key). A dead codex process (or its pid reused by a younger one)
+ends the run: SIGKILL fires no hook and writes no rollout record.
 """
 
 from __future__ import annotations

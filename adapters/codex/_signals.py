@@ -1,10 +1,13 @@
-"""Codex live signals → canonical events: the hook spool.
+"""Codex live signals → canonical events: the hook spool and the codex process.
 
 Facts: research/codex-0.169.0.md §2.5-2.6, §3. Codex passes no per-session environment
 to hooks; the stdin payload is all (``session_id`` = the thread id, ``turn_id`` = the
 rollout's turn id, ``transcript_path`` = the rollout). A sub-agent's hooks carry the
 parent's ``session_id`` plus ``agent_id`` (the child thread id): they are translated
 onto the child's own channel (epoch = child thread id), never the parent's turn.
+
+Each record's ``agent_pid`` is the native codex process (the hook's parent); its
+children are evidence too (``HookTranslator.commands_started``, ``agent_gone``).
 """
 
 from __future__ import annotations
