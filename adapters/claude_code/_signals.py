@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from agentspool.adapters import _proc
 from agentspool.adapters import events as ev
 from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
@@ -185,21 +186,10 @@ def native_path(transcript_path: str, pid: int) -> str:
 
 
 def process_start(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (``/proc/<pid>/stat`` field 22), None if dead.
-
-    A zombie is dead: a SIGKILLed agent stays one until its parent reaps it (observed:
-    tmux leaves a killed pane's process unreaped), and it runs nothing and asks nothing.
-    """
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    # comm (field 2) may hold spaces and parens: split after its last ')'.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    if fields[0] in (b"Z", b"X"):  # field 3, the state: zombie / dead
-        return None
-    return fields[19].decode()
+    """The kernel's start time of ``pid`` as the native file's ``procStart`` spells it
+    (``/proc/<pid>/stat`` field 22), None if dead — a zombie too (``_proc.stat``)."""
+    proc = _proc.stat(pid)
+    return None if proc is None else str(proc.started)
 
 
 def read_native(transcript_path: str, pid: int) -> tuple[NativeStatus | None, bool]:
