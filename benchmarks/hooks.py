@@ -6,7 +6,7 @@ would exec it after its shell), fed a realistic ``PostToolUse`` payload on stdin
 hook (run with the environment ``setup`` returns) also reads ``/proc`` once to name its
 agent, so it is measured beside it. The baseline is ``<same interpreter> -I -S -c pass``.
 Runs are interleaved round-robin so machine noise hits both alike; the ratio of medians
-is printed last (budget: <= 1.25, DESIGN.md "The spool protocol"). The same pair is also
+is printed last (budget: <= 1.25, hooks/README.md). The same pair is also
 measured through ``sh -c``, for information: agent CLIs start hooks through a shell.
 
 Usage: ``.venv/bin/python benchmarks/hooks.py [runs]`` (default 60, warm-up 5).
