@@ -197,6 +197,7 @@ def run(
 
     from agentspool.core import ledger
     from agentspool.core.events import RunEnded
+    from agentspool.core.runs import PROVIDER_FILE
 
     adapter = registry.load(provider)
     command = executable or adapter.executable
@@ -234,7 +235,7 @@ def run(
         RunEnded(exit_status=status, transcript_path=transcript, at=time.time(), source="core:run"),
     )
     if not keep:
-        _sweep_evidence(directory, keep_name=ledger.LEDGER_FILE)
+        _sweep_evidence(directory, keep={ledger.LEDGER_FILE, PROVIDER_FILE})
     return status
 
 
@@ -250,12 +251,12 @@ def _in_terminal_foreground() -> bool:
     return False
 
 
-def _sweep_evidence(directory: str, *, keep_name: str) -> None:
+def _sweep_evidence(directory: str, *, keep: set[str]) -> None:
     """Remove a finished run's evidence files (spool, rendered settings, fault log);
     an ended run is read transcript-only, and its ledger says the rest."""
     with os.scandir(directory) as entries:
         for entry in entries:
-            if entry.name != keep_name and entry.is_file(follow_symlinks=False):
+            if entry.name not in keep and entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
 
 

@@ -59,7 +59,7 @@ def test_run_spawns_the_cli_with_the_run_and_returns_its_status(
     [end] = ledger.read(os.path.join(runtime_dir, "r1"))
     assert isinstance(end, RunEnded) and end.exit_status == 7
     # swept: only the ledger stays, so the run still reads ended
-    assert os.listdir(os.path.join(runtime_dir, "r1")) == [ledger.LEDGER_FILE]
+    assert sorted(os.listdir(os.path.join(runtime_dir, "r1"))) == [ledger.LEDGER_FILE, "provider"]
     chat = agentspool.read_chat("claude-code", "r1", runtime_dir)
     assert chat.state == "ended"
     assert chat.evidence[0].detail == "the run ended (exit status 7)"
@@ -73,6 +73,7 @@ def test_keep_keeps_the_spool_and_settings(fp, runtime_dir: str, fake_claude: st
     assert sorted(os.listdir(os.path.join(runtime_dir, "r2"))) == [
         "claude-code.settings.json",
         ledger.LEDGER_FILE,
+        "provider",
     ]
 
 

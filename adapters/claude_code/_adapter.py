@@ -14,11 +14,14 @@ canonical events, folded by the one reducer in evidence-time order; what decides
 
 A prompt is cleared by every source that proves it gone, since a denial and Esc fire no
 hook at all: the call's ``tool_result``, an interrupt record, a later turn, ``Stop``,
-the native file leaving ``waiting``. Not a wait: ``PermissionRequest`` in print mode
-(auto-denied). Not the end of the work: ``Stop`` listing running ``background_tasks``,
-or an end of turn in the transcript while an async ``Agent`` launch has not reported back
-(``<task-notification>``). Stale: native status of a dead (or zombie) pid (checked
-against ``procStart``), and evidence of a session id replaced by ``/clear``.
+the native file turning ``idle`` or ``busy`` after it. ``busy`` is what shows an approval:
+no hook fires between the approval and the approved tool's end, and the file is rewritten
+at once, so a command running for minutes reads ``working``, not a stale wait.
+Not a wait: ``PermissionRequest`` in print mode (auto-denied). Not the end of the work:
+``Stop`` listing running ``background_tasks``, or an end of turn in the transcript while
+an async ``Agent`` launch has not reported back (``<task-notification>``). Stale: native
+status of a dead (or zombie) pid (checked against ``procStart``), and evidence of a
+session id replaced by ``/clear``.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def test_run_passes_the_status_through_and_the_run_reads_ended(tmp_path, runtime
     assert proc.returncode == 0, proc.stderr
     assert "All done here." in proc.stdout
     run_dir = os.path.join(runtime_dir, "wrapped-ok")
-    assert os.listdir(run_dir) == [ledger.LEDGER_FILE]  # the spool was swept
+    assert sorted(os.listdir(run_dir)) == [ledger.LEDGER_FILE, "provider"]  # the spool was swept
     chat = agentspool.read_chat("claude-code", "wrapped-ok", runtime_dir)
     assert chat.state == "ended"
     assert chat.transcript_path and os.path.exists(chat.transcript_path)

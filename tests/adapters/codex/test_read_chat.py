@@ -117,9 +117,9 @@ def test_long_command_after_approval(replay: ReplayFactory) -> None:
     r = replay("h_tui_long_command")
     asked = r.hook_time("PermissionRequest")
     assert r.to(asked + EPS).chat().pending_approval is not None
-    # The ~10 s between the approval and the yield leave no evidence at all
-    # (docs/providers/codex.md §5.2): the approval still reads open. Pinned here so a
-    # change is noticed.
+    # Without the codex process (the capture kept none), the ~10 s between the approval
+    # and the yield leave no evidence at all: the approval still reads open. The running
+    # command is that evidence: test_process_evidence.py.
     yielded = r.hook_times("PreModelRequest")[-1]
     assert r.to(yielded - 1).chat().pending_approval is not None
     chat = r.to(yielded + EPS).chat()
