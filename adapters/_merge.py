@@ -113,10 +113,17 @@ class ChannelClock:
         """Where a snapshot stamped ``wall`` on this clock belongs (the native status
         file; ``0.0``: unknown). After a step its stamp may come from either side: it is
         read as from the era (or the lag) whose wall times lie nearest, the latest on a
-        tie."""
+        tie; stamped before all of them, as from a step the channel has not shown yet."""
         if wall <= 0.0 or not self.newest:
             return max(wall, 0.0)
         base = self.era * ERA
+        starts = [self.era_start, *(start for _, start, _ in self.eras)]
+        if self.lag_from is not None:
+            starts.append(self.lag_from)
+        if wall < min(starts) - TOLERANCE:
+            # Stamped before anything the channel ever wrote: the clock stepped back
+            # and the channel has not written since.
+            return wall + base + ERA
         if self.lag_from is not None:
             lag = _distance(wall, self.lag_from, self.lag_newest - base - ERA)
         else:

@@ -46,6 +46,7 @@ def test_a_clock_step_inside_the_last_turn_reads_like_a_monotonic_clock(
             expected = observed(plain.to(t).chat())
             got = observed(stepped.to(t).chat())
             assert got == expected, (t - step_at, got, expected)
+            assert observed(stepped.live_only()) == observed(plain.live_only())
             if t > step_at:
                 seen.add(expected[0] if expected[0] not in OPEN else "open")
         cold = type(stepped.adapter)()

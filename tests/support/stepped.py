@@ -226,6 +226,10 @@ class SteppedWorld:
         newest = max(written, key=lambda n: self.files[n].lines[0][0])
         return adapter.read_chat(RUN_ID, "", self.path(newest))
 
+    def live_only(self) -> Chat:
+        """A read before the transcript is located: live signals alone."""
+        return self.adapter.read_chat(RUN_ID, self.runtime_dir, "")
+
 
 def observed(chat: Chat) -> tuple[object, ...]:
     """What a reader acts on: everything but the evidence's times."""
