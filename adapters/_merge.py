@@ -27,7 +27,7 @@ SETTLE = 10.0
 TOLERANCE = 2.0
 """Seconds a channel may run backwards without it being a clock step: concurrent hooks
 append a few ms out of order, Claude Code 2.1.328 writes a compaction's records up to
-0.25 s out of order (captures/claude-code/tui-compact). Within it, order is clamped."""
+0.25 s out of order (tests/live/captures/claude-code/tui-compact). Within it, order is clamped."""
 ERA = 1e10
 """Evidence times of successive clock eras are kept apart by this (more seconds than
 any wall clock will read), so one float orders (era, wall time)."""
