@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 
-from agentspool.adapters.fake import Line, emit, write_line
+from agentspool.adapters.fake import Line, emit, locate, write_line
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, Usage
 
@@ -93,6 +93,7 @@ class Kit:
             return fh.read()
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
+        locate(runtime_dir, run_id, transcript_path)
         emit(
             runtime_dir,
             run_id,

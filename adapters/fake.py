@@ -20,6 +20,7 @@ from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
 from agentspool.core.seam import Capabilities, Chat, Message, Spawn, Trust
 from agentspool.errors import TranscriptGoneError
+from agentspool.spool import signature
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import ensure_run_dir, run_dir
 from agentspool.spool.read import SpoolReader
@@ -46,6 +47,11 @@ def write_line(path: str, line: Line) -> None:
 def emit(runtime_dir: str, run_id: str, event: Event) -> None:
     """Append one canonical event to the run's spool, as a hook would."""
     append_record(run_dir(runtime_dir, run_id), SPOOL_EVENT, _encode(Line(event=event)))
+
+
+def locate(runtime_dir: str, run_id: str, transcript_path: str) -> None:
+    """Name the run's transcript in its spool, as a provider's hooks do."""
+    append_record(run_dir(runtime_dir, run_id), SPOOL_EVENT, _encode(Line(located=transcript_path)))
 
 
 class ScriptedAdapter(SpoolMethods):
@@ -78,6 +84,13 @@ class ScriptedAdapter(SpoolMethods):
             except msgspec.DecodeError:
                 continue
         return lines
+
+    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
+        # The located transcript's stat too, as the spool-backed adapters fold it (the
+        # fake reads its whole spool on every call anyway).
+        sig = signature.spool_sig(run_id, runtime_dir)
+        located = self.locate_transcript(run_id, runtime_dir) if sig != signature.ABSENT else ""
+        return f"{sig}+{signature.paths_sig((located,))}" if located else sig
 
     def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
         if not runtime_dir:

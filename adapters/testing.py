@@ -19,6 +19,10 @@ obligations run hermetically against every provider:
   the assembled detail; a delta (incremental) parse is rejected there
 * a dropped adapter frees its parse at once: messages and events are not tracked by the
   cycle collector (seam: ``gc=False``), so nothing holding them may sit in a cycle
+* what a read handed out never changes: the messages of every read, taken line by line
+  while the transcript grows, encode the same at the end
+* ``spool_sig`` moves whenever a read of the located transcript would answer otherwise
+  (a hook, a transcript append), and holds still while nothing changes
 """
 
 from __future__ import annotations
@@ -31,10 +35,11 @@ import weakref
 from collections.abc import Iterator
 from typing import ClassVar, Protocol
 
+import msgspec
 import pytest
 
 from agentspool.adapters import registry
-from agentspool.core.seam import Adapter
+from agentspool.core.seam import Adapter, Chat
 from agentspool.errors import DeltaParseError, TranscriptGoneError
 from agentspool.spool.layout import ensure_run_dir
 
@@ -279,6 +284,53 @@ class AdapterConformance:
             assert [type(r()).__name__ for r in owned if r() is not None] == []
         finally:
             gc.enable()
+
+    def test_what_a_read_handed_out_never_changes(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 1)
+        appended = kit.append_turn(path)
+        os.truncate(path, os.path.getsize(path) - len(appended))
+        handed: list[tuple[Chat, bytes]] = []
+        for line in [*appended.splitlines(keepends=True), b""]:
+            chat = adapter.read_chat("run-1", "", path)
+            handed.append((chat, msgspec.json.encode(chat)))
+            with open(path, "ab") as fh:
+                fh.write(line)
+        assert len(handed[-1][0].messages) > len(handed[0][0].messages)
+        assert [msgspec.json.encode(chat) for chat, _ in handed] == [b for _, b in handed]
+
+    def test_spool_sig_moves_whenever_a_read_would_answer_otherwise(
+        self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
+    ) -> None:
+        if not adapter.capabilities.live_signals:
+            pytest.skip("adapter has no live signals")
+        path = kit.transcript(str(tmp_path), 1)
+        kit.open_prompt(runtime, "run-1", path)  # its hooks name the transcript
+
+        def observe() -> tuple[str, bytes]:
+            located = adapter.locate_transcript("run-1", runtime)
+            assert located == path
+            sig = adapter.spool_sig("run-1", runtime)
+            return sig, answer(adapter.read_chat("run-1", runtime, located))
+
+        observe()
+        first, again = observe(), observe()
+        assert again == first, "nothing changed: neither did the signature"
+        kit.append_turn(path)
+        grown = observe()
+        assert grown[1] != first[1], "a turn more is another answer"
+        assert grown[0] != first[0]
+        kit.open_prompt(runtime, "run-1", path)
+        prompted = observe()
+        assert prompted[0] != grown[0] or prompted[1] == grown[1]
+
+
+def answer(chat: Chat) -> bytes:
+    """A read's answer, comparable across reads: evidence times aside (a dead process's
+    end is stamped when it is noticed), everything ``read_chat`` returned."""
+    evidence = [msgspec.structs.replace(e, at=0.0) for e in chat.evidence]
+    return msgspec.json.encode(msgspec.structs.replace(chat, evidence=evidence))
 
 
 # Shared, not owned: walking into a function's globals would reach the whole program.

@@ -30,6 +30,10 @@ def read_run(
         chat = adapter.read_chat(run_id, runtime_dir, transcript_path)
     else:
         chat = adapter.read_chat(run_id, "", transcript_path)
+        # An adapter that keeps live state per run (spool views) can let it go now.
+        release_run = getattr(adapter, "release_run", None)
+        if release_run is not None:
+            release_run(run_id)
         chat.state = "ended"
         status = life.ended.exit_status if life.ended is not None else None
         detail = "the run ended" + (f" (exit status {status})" if status is not None else "")

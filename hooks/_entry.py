@@ -51,7 +51,7 @@ def run(argv: list[str], agent_pid_env: str = "", *, agent_is_parent: bool = Fal
     ``AGENTSPOOL_RUN_ID``, which the spawn wrapper exports (Codex: the command must be
     the same for every run, or its trusted-hook hash would change per run).
     """
-    event = "?"
+    event = run_id = "?"
     runtime_dir = ""
     dir_fd = -1
     try:
@@ -78,23 +78,28 @@ def run(argv: list[str], agent_pid_env: str = "", *, agent_is_parent: bool = Fal
         record = write.frame(event, payload, orig_len, cut, agent_pid, posix.getpid())
         write.append(dir_fd, write.EVENTS_FILE, record)
     except BaseException as exc:  # noqa: BLE001 - an observer must never fail the agent
-        _log_fault(dir_fd, runtime_dir, event, exc)
+        _log_fault(dir_fd, runtime_dir, run_id, event, exc)
     finally:
         if dir_fd >= 0:
             posix.close(dir_fd)
     return 0
 
 
-def _log_fault(dir_fd: int, runtime_dir: str, event: str, exc: BaseException) -> None:
-    line = f"{time.time():.3f} pid={posix.getpid()} event={event} {type(exc).__name__}: {exc}\n"
-    try:
-        if dir_fd >= 0:
-            write.append_capped(dir_fd, write.FAULT_LOG, line)
+def _log_fault(dir_fd: int, runtime_dir: str, run_id: str, event: str, exc: BaseException) -> None:
+    line = f"pid={posix.getpid()} event={event} {type(exc).__name__}: {exc}\n"
+    stamp = f"{time.time():.3f} "
+    # A swept run's own log goes with the run: a refused write is noted where it stays.
+    if dir_fd >= 0 and not isinstance(exc, write.RunSweptError):
+        try:
+            write.append_capped(dir_fd, write.FAULT_LOG, stamp + line)
             return
+        except BaseException:  # noqa: BLE001, S110 - the run dir is gone: the runtime log
+            pass
+    try:
         if runtime_dir:
             root = write.open_private_dir(runtime_dir)
             try:
-                write.append_capped(root, write.RUNTIME_FAULT_LOG, line)
+                write.append_capped(root, write.RUNTIME_FAULT_LOG, f"{stamp}run={run_id} {line}")
             finally:
                 posix.close(root)
     except BaseException:  # noqa: BLE001, S110 - nowhere left to report; stay silent

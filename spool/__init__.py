@@ -3,11 +3,12 @@
 Layout (``docs/adr/0003-runtime-dir-layout.md``)::
 
     <runtime>/                  0700, owned by the user; refused otherwise
-      <run_id>/                 0700, created by ``setup``; hooks never create it
+      <run_id>/                 0700, created by ``setup``; hooks never create it;
+                                sticky bit = a sweep is taking it (ADR 0015)
         events.spool            0600, append-only records (below)
         hooks.log               0600, hook faults, capped at FAULT_LOG_CAP bytes
         <provider>.settings.json  the rendered per-run settings ``setup`` returned
-      faults.log                faults of hooks whose run dir was missing
+      faults.log                faults of hooks whose run dir was missing or swept
       .sweep.lock               filelock held by ``sweep_spools``
       .trash-<run_id>-<pid>-<ns>  a run being deleted: never read, finished by the next sweep
 

@@ -17,7 +17,7 @@ import os
 import stat
 
 from agentspool.errors import RunIdError, RuntimeDirError
-from agentspool.spool.write import RUNTIME_DIR_ENV, run_id_problem
+from agentspool.spool.write import RUNTIME_DIR_ENV, SWEEP_MARK, run_id_problem
 
 SWEEP_LOCK = ".sweep.lock"
 DEFAULT_MIN_IDLE = 600.0
@@ -118,9 +118,9 @@ def ensure_run_dir(runtime_dir: str, run_id: str) -> str:
         st = os.lstat(path)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             raise RuntimeDirError(path, "exists and is not this user's directory") from None
-        if st.st_mode & 0o077:
-            # Hooks refuse a run dir others can reach; re-arming a run must not leave
-            # one that silently records nothing.
+        if st.st_mode & (0o077 | SWEEP_MARK):
+            # Hooks refuse a run dir others can reach, or one a sweep marked (ADR 0015);
+            # re-arming a run must not leave one that silently records nothing.
             os.chmod(path, 0o700)
     return path
 

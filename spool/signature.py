@@ -31,6 +31,23 @@ def entry_stats(path: str | int, *, hidden: bool = False) -> list[tuple[str, int
     return sorted(out)
 
 
+def paths_sig(paths: tuple[str, ...]) -> str:
+    """Digest of other files' stat (following symlinks; a missing or unreachable one
+    counts as such): what an adapter folds into its ``spool_sig`` for evidence outside
+    the run dir — a transcript, a native status file, ``/proc/<pid>`` for liveness."""
+    crc = 0
+    for path in paths:
+        try:
+            st = os.stat(path)
+            entry = f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n"
+        except FileNotFoundError:
+            entry = f"{path}\0-\n"
+        except OSError as exc:
+            entry = f"{path}\0!{exc.errno}\n"
+        crc = binascii.crc32(entry.encode(), crc)
+    return f"{crc:08x}"
+
+
 def spool_sig(run_id: str, runtime_dir: str) -> str:
     """Digest of the run's spool directory; ``"absent"`` when there is none.
 

@@ -1,36 +1,45 @@
-"""``sweep_spools``: collect the spools of runs outside the keep-set, safely.
+"""``sweep_spools``: collect the spools of runs outside the keep-set, and lose no record.
 
-Guarantees (``tests/spool/test_sweep.py``):
+Guarantees (``tests/spool/test_sweep.py``, ``tests/spool/test_sweep_race.py``):
 
 * never a run in ``keep``, nor one written within ``min_idle`` seconds (a live writer);
-* never a half-deleted run: a run is first renamed to ``.trash-<run>-<pid>-<ns>`` in one
-  atomic step, re-checked, then deleted; readers and ``spool_sig`` never look at
-  dot-names, and the next sweep finishes any trash a crashed (or raced) sweep left;
-* a write that lands between the idle check and the rename (seen by the re-check:
-  any entry's name, size, mtime or inode changed) puts the run back, whole;
-* a hook racing the removal never fails: one that finds its run gone exits 0 and
-  notes the fault in the runtime dir's ``faults.log``.
-
-``min_idle`` is what "still being written" means. A sweep cannot see a hook that opens
-the run dir after the re-check: with ``min_idle=0`` the caller asserts the runs outside
-``keep`` are dead, and a record written in that last instant goes with its run.
+* no record is ever lost, whatever ``min_idle`` (ADR 0015): the sweep *takes* a run under
+  the lock every append takes (``spool/write.py``), marks the dir, re-checks it and
+  renames it to ``.trash-<run>-<pid>-<ns>``. An append that held the lock first keeps the
+  run (busy); one that comes after sees the mark and is refused before it writes — the
+  hook notes it in the runtime dir's ``faults.log`` and exits 0. So every record is in a
+  kept run, in the archive, or was in the run when the sweep decided to remove it;
+* never a half-deleted run: readers and ``spool_sig`` never look at dot-names, and the
+  next sweep finishes any trash a crashed sweep left;
 * one sweep at a time per runtime dir (a filelock, imported here only: its import
   alone costs ~50 ms, which hooks must never pay);
 * idempotent: a second sweep with the same arguments removes nothing more;
-* ``archive``: the run's ``events.spool`` is moved there first, for replay history.
+* ``archive``: the run's ``events.spool`` is moved there first, for replay history, under
+  a name no other archived spool has (never overwritten).
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import shutil
+import stat
+import struct
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, SWEEP_LOCK, TRASH_PREFIX, ensure_runtime_dir
 from agentspool.spool.signature import entry_stats
-from agentspool.spool.write import EVENTS_FILE, run_id_problem
+from agentspool.spool.write import EVENTS_FILE, SWEEP_MARK, run_id_problem
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# An open-file-description lock: a long-lived process that also reads the run (and closes
+# its own descriptor on the spool) must not drop it, as it would a per-process POSIX
+# lock. It conflicts with the POSIX ``lockf`` the hooks take. Linux ≥ 3.15.
+_OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)
+_WHOLE_FILE_WRITE_LOCK = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
 
 
 @dataclass
@@ -38,7 +47,8 @@ class SweepReport:
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     busy: list[str] = field(default_factory=list)
-    """Not in the keep-set, but written within ``min_idle`` seconds: left alone."""
+    """Not in the keep-set, but written within ``min_idle`` seconds, or written to while
+    the sweep looked at it: left alone."""
     archived: list[str] = field(default_factory=list)
     trash_finished: int = 0
     dry_run: bool = False
@@ -63,6 +73,11 @@ def sweep_spools(
             name = entry.name
             if name.startswith(TRASH_PREFIX) and entry.is_dir(follow_symlinks=False):
                 if not dry_run:
+                    spool = os.path.join(entry.path, EVENTS_FILE)
+                    if archive is not None and _is_file(spool):
+                        # A sweep stopped between the rename and the archive.
+                        run = name[len(TRASH_PREFIX) :].rsplit("-", 2)[0]
+                        _archive_spool(spool, archive, f"{run}.{int(time.time())}")
                     shutil.rmtree(entry.path, ignore_errors=True)
                 report.trash_finished += 1
                 continue
@@ -70,6 +85,8 @@ def sweep_spools(
                 continue  # not a run: lock file, fault log, anything foreign
             if name in keep_set:
                 report.kept.append(name)
+                if not dry_run:
+                    _clear_mark(entry.path)
                 continue
             clock = time.time() if now is None else now
             # Sizes too, not just mtimes: an append moves the size even within one timestamp tick.
@@ -77,29 +94,138 @@ def sweep_spools(
             seen = max([os.lstat(entry.path).st_mtime_ns, *(e[2] for e in before)]) / 1e9
             if clock - seen < min_idle:
                 report.busy.append(name)
+                if not dry_run:
+                    _clear_mark(entry.path)
                 continue
             if dry_run:
                 report.removed.append(name)
                 continue
-            # Unique per attempt: a trash a raced rmtree left behind must not block this one.
+            # Unique per attempt: a trash a crashed sweep left behind must not block this one.
             trash = os.path.join(
                 runtime_dir, f"{TRASH_PREFIX}{name}-{os.getpid()}-{time.monotonic_ns()}"
             )
-            os.rename(entry.path, trash)
-            # A hook that opened the run dir just before the rename wrote into the trash:
-            # that run is alive after all, so put it back.
-            if entry_stats(trash, hidden=True) != before:
-                os.rename(trash, entry.path)
+            if not _take(entry.path, before, trash):
                 report.busy.append(name)
                 continue
             if archive is not None:
                 spool = os.path.join(trash, EVENTS_FILE)
-                if os.path.exists(spool):
-                    os.makedirs(archive, mode=0o700, exist_ok=True)
-                    shutil.move(spool, os.path.join(archive, f"{name}.{int(clock)}.spool"))
+                if _is_file(spool):
+                    _archive_spool(spool, archive, f"{name}.{int(clock)}")
                     report.archived.append(name)
-            # A hook that opened the dir before the rename can still create a file in it
-            # while rmtree runs (ENOTEMPTY); the trash then waits for the next sweep.
             shutil.rmtree(trash, ignore_errors=True)
             report.removed.append(name)
     return report
+
+
+def _take(path: str, before: list[tuple[str, int, int, int]], trash: str) -> bool:
+    """Rename the run at ``path`` to ``trash`` if nothing was written since ``before``.
+
+    Under the spool's lock: no append is in flight, and none can start before the mark
+    is on the dir; every append after checks the mark under the same lock and refuses.
+    A write between the idle check and the lock shows in the re-check and keeps the run.
+    """
+    dir_fd = os.open(path, _DIR_FLAGS)
+    try:
+        spool_fd = _open_spool(dir_fd)
+        try:
+            if spool_fd >= 0 and not _lock_nowait(spool_fd):
+                return False  # an append holds the lock: the run is being written
+            mode = stat.S_IMODE(os.fstat(dir_fd).st_mode) & ~SWEEP_MARK
+            os.fchmod(dir_fd, mode | SWEEP_MARK)
+            try:
+                if entry_stats(path, hidden=True) == before:
+                    os.rename(path, trash)
+                    return True
+            except BaseException:
+                os.fchmod(dir_fd, mode)
+                raise
+            os.fchmod(dir_fd, mode)
+            return False
+        finally:
+            if spool_fd >= 0:
+                os.close(spool_fd)  # releases the lock: waiting appends now see the mark
+    finally:
+        os.close(dir_fd)
+
+
+def _open_spool(dir_fd: int) -> int:
+    """A write descriptor on the run's spool (to lock it), or -1 where no append can
+    open it either: missing (the first append creates it after the mark is set, and so
+    refuses), unreadable to us, or a symlink (appends never follow one)."""
+    try:
+        return os.open(EVENTS_FILE, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except (FileNotFoundError, PermissionError):
+        return -1
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return -1
+        raise
+
+
+def _lock_nowait(fd: int) -> bool:
+    try:
+        if _OFD_SETLK is None:
+            # No OFD locks (not Linux): a per-process lock, which a close of another
+            # descriptor on this spool in this process would drop (ADR 0015).
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        else:
+            fcntl.fcntl(fd, _OFD_SETLK, _WHOLE_FILE_WRITE_LOCK)
+    except (BlockingIOError, PermissionError):  # EAGAIN / EACCES: held by an append
+        return False
+    return True
+
+
+def _clear_mark(path: str) -> None:
+    """A mark on a run that stays is what a sweep that crashed mid-take left: clear it,
+    or every append to the run would be refused."""
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        return
+    try:
+        mode = os.fstat(fd).st_mode
+        if mode & SWEEP_MARK:
+            os.fchmod(fd, stat.S_IMODE(mode) & ~SWEEP_MARK)
+    finally:
+        os.close(fd)
+
+
+def _archive_spool(spool: str, archive: str, stem: str) -> None:
+    """Move ``spool`` into ``archive`` as ``<stem>[.<n>].spool``, never over another file:
+    the same run id can be set up and swept again within the same second."""
+    os.makedirs(archive, mode=0o700, exist_ok=True)
+    n = 0
+    while True:
+        target = os.path.join(archive, f"{stem}.{n}.spool" if n else f"{stem}.spool")
+        n += 1
+        try:
+            os.link(
+                spool, target, follow_symlinks=False
+            )  # refuses an existing name, which rename would replace
+        except FileExistsError:
+            continue
+        except OSError:  # another filesystem, or no hard links there: copy, exclusively
+            try:
+                _copy_exclusive(spool, target)
+            except FileExistsError:
+                continue
+        os.unlink(spool)
+        return
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _copy_exclusive(src: str, target: str) -> None:
+    with open(os.open(src, os.O_RDONLY | os.O_NOFOLLOW), "rb") as source:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            with open(fd, "wb") as out:
+                shutil.copyfileobj(source, out)
+        except BaseException:
+            os.unlink(target)  # a half copy is no archive; the spool stays in the trash
+            raise

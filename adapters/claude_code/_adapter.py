@@ -122,6 +122,19 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[TranscriptParser]:
         return TranscriptView(JsonlFollower(transcript_path, run_id), TranscriptParser)
 
+    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
+        """For ``spool_sig``: the transcript, and what ``read_native`` looks at — the
+        status file, and the agent's liveness by stat alone: ``/proc/<pid>`` (a reused
+        pid is a new inode) and ``/proc/<pid>/exe``, whose target a zombie no longer has
+        (a SIGKILLed agent stays one while unreaped, and reads as gone)."""
+        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
+        watched = [path] if path else []
+        if pid:
+            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
+            if path:
+                watched.append(_signals.native_path(path, pid))
+        return tuple(watched)
+
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
         extra: list[Event] = []

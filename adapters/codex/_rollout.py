@@ -641,8 +641,11 @@ class RolloutParser:
         if self._unpriced:
             priced = self._unpriced[0]
             if priced.usage is None:
-                priced.usage = usage
-                priced.message_id = key
+                # A copy in its place: the message may already be in a caller's Chat,
+                # and what a read handed out never changes afterwards.
+                self.messages[priced.seq - 1] = msgspec.structs.replace(
+                    priced, usage=usage, message_id=key
+                )
             self._unpriced.clear()
 
     def _compacted(self, line: _CompactedLine) -> None:

@@ -7,11 +7,23 @@ translator remembers the transcript the latest hook named; one ``TranscriptView`
 transcript file, followed incrementally and folded with that run's spool events. What
 differs — the translator, the parser, which spool events belong to a file, native status —
 stays in the provider's subpackage.
+
+A process that reads many runs holds this state only for the latest ones: at most
+``MAX_SPOOL_VIEWS`` runs' spool views and ``MAX_TRANSCRIPT_VIEWS`` transcript views,
+least recently read dropped first (a dropped view is rebuilt by reading its file again).
+A run's live state is also dropped once the run is swept (through ``sweep``, or found
+gone or set up anew at the next read) or read as ended (``release_run``, which core's
+reader calls). Objects handed to a caller are never changed by a later read.
+
+``spool_sig`` folds, besides the run dir's entries, the stat of the evidence the last
+read of the run found outside it (``_watched_paths``: the located transcript, for Claude
+Code also the native status file and ``/proc/<pid>``): stat only, no file is read.
 """
 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
@@ -20,9 +32,50 @@ from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool import signature
+from agentspool.spool.layout import run_dir
 
 if TYPE_CHECKING:
     from agentspool.spool.sweep import SweepReport
+
+# Runs whose spool view (its hook events, a few KiB to a few MiB) an adapter keeps.
+MAX_SPOOL_VIEWS = 128
+# Transcript files whose parse (every message of the file) an adapter keeps: the
+# conversations a dashboard shows at once. Reading more in turn re-parses each.
+MAX_TRANSCRIPT_VIEWS = 32
+# Runs whose watched paths ``spool_sig`` remembers (a few short strings each): kept
+# longer than the views, so the signature stays whole while a view is rebuilt.
+MAX_SIG_HINTS = 4096
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Lru(OrderedDict[K, V]):
+    """A dict of at most ``limit`` entries that drops the least recently used first."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def hit(self, key: K) -> V | None:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
+def _dir_identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class SpoolMethods:
@@ -93,8 +146,10 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
     the subclass says how to make each."""
 
     def __init__(self) -> None:
-        self._spools: dict[tuple[str, str], S] = {}
-        self._views: dict[tuple[str, str, str], TranscriptView[P]] = {}
+        # (run, runtime dir) → (the run dir's identity when the view was made, the view)
+        self._spools: _Lru[tuple[str, str], tuple[tuple[int, int], S]] = _Lru(MAX_SPOOL_VIEWS)
+        self._views: _Lru[tuple[str, str, str], TranscriptView[P]] = _Lru(MAX_TRANSCRIPT_VIEWS)
+        self._watched: _Lru[tuple[str, str], tuple[str, ...]] = _Lru(MAX_SIG_HINTS)
 
     def _new_spool(self, run_id: str, runtime_dir: str) -> S:
         raise NotImplementedError
@@ -102,16 +157,58 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
     def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[P]:
         raise NotImplementedError
 
+    def _watched_paths(self, spool: S) -> tuple[str, ...]:
+        """Evidence outside the run dir that the next read would look at, for
+        ``spool_sig``: here the transcript the latest hook named."""
+        path = spool.translator.transcript_path
+        return (path,) if path else ()
+
     def _spool(self, run_id: str, runtime_dir: str) -> S:
         """The run's spool view, refreshed. The refresh re-checks the runtime dir and run
         dir each time (``SpoolReader``, ADR 0013): a dir that turned unsafe since the
         last read raises ``RuntimeDirError`` before a forged record is folded in."""
         key = (run_id, runtime_dir)
-        view = self._spools.get(key)
-        if view is None:
-            view = self._spools[key] = self._new_spool(run_id, runtime_dir)
+        view = self._cached_spool(key)
         view.refresh()
+        self._watched.put(key, self._watched_paths(view))
         return view
+
+    def _cached_spool(self, key: tuple[str, str]) -> S:
+        """The view made for this run dir; a new one if the dir was swept or set up anew
+        since (a view of the old spool would keep its events, and its cursor)."""
+        identity = _dir_identity(run_dir(key[1], key[0]))
+        cached = self._spools.hit(key)
+        if cached is not None and cached[0] == identity:
+            return cached[1]
+        if cached is not None:
+            self.release_run(*key)
+        view = self._new_spool(*key)
+        if identity is not None:  # a run dir that is not there is not worth a cache entry
+            self._spools.put(key, (identity, view))
+        return view
+
+    def release_run(self, run_id: str, runtime_dir: str | None = None) -> None:
+        """Forget the run's live state — its spool view and the transcript views that
+        fold it — in ``runtime_dir``, or in every runtime dir. Transcript-only views
+        (what ended runs are read with) stay, until they are the least recently read."""
+        for key in [k for k in self._spools if k[0] == run_id]:
+            if runtime_dir is None or key[1] == runtime_dir:
+                del self._spools[key]
+                self._watched.pop(key, None)
+        for view_key in [k for k in self._views if k[0] == run_id and k[1]]:
+            if runtime_dir is None or view_key[1] == runtime_dir:
+                del self._views[view_key]
+
+    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False) -> SweepReport:
+        report = super().sweep(runtime_dir, keep, dry_run=dry_run)
+        for run_id in [] if dry_run else report.removed:
+            self.release_run(run_id, runtime_dir)
+        return report
+
+    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
+        sig = signature.spool_sig(run_id, runtime_dir)
+        watched = self._watched.get((run_id, runtime_dir))
+        return f"{sig}+{signature.paths_sig(watched)}" if watched else sig
 
     def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
         """The transcript the latest hook named (after ``/clear`` the new file); ``""``
@@ -131,8 +228,9 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
     def _read_view(self, run_id: str, runtime_dir: str, transcript_path: str) -> TranscriptView[P]:
         """The transcript's view, with what the file gained since the last read parsed."""
         key = (run_id, runtime_dir, transcript_path)
-        view = self._views.get(key)
+        view = self._views.hit(key)
         if view is None:
-            view = self._views[key] = self._new_view(run_id, transcript_path)
+            view = self._new_view(run_id, transcript_path)
+            self._views.put(key, view)
         view.read()
         return view

@@ -8,7 +8,7 @@ import pytest
 
 from agentspool import spool_sig
 from agentspool.errors import RunIdError
-from agentspool.spool.signature import ABSENT
+from agentspool.spool.signature import ABSENT, paths_sig
 
 
 def sig(run):
@@ -72,3 +72,26 @@ def test_opens_no_file(claude_run, silent):
     before = sig(claude_run)
     os.truncate(spool, 0)
     assert sig(claude_run) != before
+
+
+def test_paths_sig_follows_growth_replacement_and_removal(tmp_path):
+    """What adapters fold in for evidence outside the run dir: stat of each path, no read."""
+    path = tmp_path / "status.json"
+    missing = str(tmp_path / "none")
+    assert paths_sig((str(path),)) == paths_sig((str(path),))
+    absent = paths_sig((str(path), missing))
+    path.write_bytes(b'{"status":"busy"}')
+    path.chmod(0)
+    created = paths_sig((str(path), missing))
+    with open(path, "ab") as fh:
+        fh.write(b" ")
+    grown = paths_sig((str(path), missing))
+    replacement = tmp_path / "status.new"
+    replacement.write_bytes(path.read_bytes())
+    st = path.stat()
+    os.utime(replacement, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(replacement, path)
+    replaced = paths_sig((str(path), missing))
+    path.unlink()
+    assert len({absent, created, grown, replaced}) == 4
+    assert paths_sig((str(path), missing)) == absent

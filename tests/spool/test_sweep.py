@@ -85,6 +85,31 @@ def test_archive_keeps_the_evidence(runtime_dir, runs, tmp_path):
     assert kept.read_bytes().startswith(b"\x1eAS1 Stop ")
 
 
+def test_archive_never_overwrites_a_run_swept_twice_in_one_second(
+    runtime_dir, runs, tmp_path, make_claude_run
+):
+    archive = tmp_path / "archive"
+    frozen = time.time() + 100  # one second on the clock the sweep reads, after every write
+    sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive), now=frozen)
+    again = make_claude_run(runtime_dir, "c")  # the same run id, set up again
+    _append(again.run_dir, b'{"second":true}')
+    sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive), now=frozen)
+    archived = sorted(p.name for p in archive.iterdir())
+    assert archived == [f"c.{int(frozen)}.1.spool", f"c.{int(frozen)}.spool"]
+    assert (archive / archived[0]).read_bytes().endswith(b'{"second":true}\n')
+
+
+def test_trash_of_a_crashed_sweep_is_archived_when_archiving(runtime_dir, runs, tmp_path):
+    trash = Path(runtime_dir, ".trash-c-1-1")
+    os.rename(runs["c"].run_dir, trash)  # a sweep stopped between rename and archive
+    archive = tmp_path / "archive"
+    report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive))
+    assert report.trash_finished == 1
+    [kept] = list(archive.iterdir())
+    assert kept.name.startswith("c.")
+    assert kept.read_bytes().startswith(b"\x1eAS1 Stop ")
+
+
 def test_leftover_trash_is_finished_and_never_read(runtime_dir, runs):
     trash = Path(runtime_dir, ".trash-x-1-1")
     trash.mkdir(mode=0o700)
@@ -104,31 +129,37 @@ def test_symlink_and_foreign_names_are_ignored(runtime_dir, runs, tmp_path):
     assert _names(runtime_dir) == ["faults.log", "linked"]
 
 
-def _write_during_rename(monkeypatch, run_dir: str, keep_mtime: bool) -> None:
-    """Make the sweep's rename-to-trash race a hook that appends one record first."""
-    real_rename = os.rename
+def _write_after_idle_check(monkeypatch, run_dir: str, keep_mtime: bool) -> None:
+    """Make a hook append one record right after the sweep's idle check of ``run_dir``."""
+    real_stats = sweep_mod.entry_stats
+    calls = []
 
-    def racing_rename(src: str, dst: str) -> None:
-        if src == run_dir:
+    def racing_stats(path: str, *, hidden: bool = False) -> list[tuple[str, int, int, int]]:
+        stats = real_stats(path, hidden=hidden)
+        if path == run_dir and not calls:
+            calls.append(path)
             spool = os.path.join(run_dir, write.EVENTS_FILE)
             st = os.stat(spool)
             _append(run_dir, b'{"late":true}')
             if keep_mtime:  # the append lands within the same timestamp tick
                 os.utime(spool, ns=(st.st_atime_ns, st.st_mtime_ns))
-        real_rename(src, dst)
+        return stats
 
-    monkeypatch.setattr(sweep_mod.os, "rename", racing_rename)
+    monkeypatch.setattr(sweep_mod, "entry_stats", racing_stats)
 
 
 @pytest.mark.parametrize("keep_mtime", [False, True], ids=["mtime-moved", "same-tick"])
-def test_write_between_check_and_rename_puts_the_run_back(
+def test_write_between_idle_check_and_take_keeps_the_run(
     runtime_dir, runs, monkeypatch, keep_mtime
 ):
-    _write_during_rename(monkeypatch, runs["c"].run_dir, keep_mtime)
+    _write_after_idle_check(monkeypatch, runs["c"].run_dir, keep_mtime)
     report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0)
     assert (report.removed, report.busy) == ([], ["c"])
     assert [r.payload for r in runs["c"].records()] == [b"{}", b'{"late":true}']
     assert _names(runtime_dir) == ["a", "b", "c", "faults.log"]
+    assert not os.stat(runs["c"].run_dir).st_mode & write.SWEEP_MARK
+    _append(runs["c"].run_dir, b'{"after":true}')  # the run takes records again
+    assert len(runs["c"].records()) == 3
 
 
 def test_failed_delete_leaves_trash_for_the_next_sweep(runtime_dir, runs, monkeypatch):
