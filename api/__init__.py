@@ -16,12 +16,14 @@ this package, and they must not pay for msgspec on every tool call.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.api import (
+        install,
         locate_transcript,
         providers,
         read_chat,
         setup,
         spool_sig,
         sweep_spools,
+        uninstall,
         untrust,
     )
     from agentspool.core.detail import SessionDetail, assemble_session_detail
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
         DialogOption,
         DialogQuestion,
         Evidence,
+        InstalledFile,
+        InstallReport,
+        InstallScope,
         Message,
         PendingApproval,
         PendingDialog,
@@ -62,12 +67,14 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(
         [
+            "install",
             "locate_transcript",
             "providers",
             "read_chat",
             "setup",
             "spool_sig",
             "sweep_spools",
+            "uninstall",
             "untrust",
         ],
         "agentspool.api",
@@ -82,6 +89,9 @@ _LAZY = {
             "DialogOption",
             "DialogQuestion",
             "Evidence",
+            "InstallReport",
+            "InstallScope",
+            "InstalledFile",
             "Message",
             "PendingApproval",
             "PendingDialog",
@@ -124,6 +134,9 @@ __all__ = [
     "DialogOption",
     "DialogQuestion",
     "Evidence",
+    "InstallReport",
+    "InstallScope",
+    "InstalledFile",
     "Message",
     "PendingApproval",
     "PendingDialog",
@@ -143,12 +156,14 @@ __all__ = [
     "Usage",
     "__version__",
     "assemble_session_detail",
+    "install",
     "locate_transcript",
     "providers",
     "read_chat",
     "setup",
     "spool_sig",
     "sweep_spools",
+    "uninstall",
     "untrust",
 ]
 
