@@ -180,7 +180,7 @@ class Style:
                 self.unit = line[: len(line) - len(stripped)]
                 break
         self.key_sep = ": "
-        self.item_sep = ", " if self.one_line else ","
+        self.item_sep = ", "  # an inline array in a pretty document reads best spaced
         sep = re.search(r'"\s*:\s*(?=\S)', body)
         if sep is not None and "\n" not in sep.group():
             self.key_sep = sep.group()[1:]
