@@ -176,7 +176,10 @@ def test_uninstall_keeps_what_the_user_added_after_install(tmp_path: Path) -> No
 
 def test_an_older_install_is_updated_in_place_and_still_uninstalled(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
-    original = '{\n  "hooks": {\n    "Stop": [\n      {"hooks": [{"type": "command", "command": "x"}]}\n    ]\n  }\n}\n'
+    original = (
+        '{\n  "hooks": {\n    "Stop": [\n'
+        '      {"hooks": [{"type": "command", "command": "x"}]}\n    ]\n  }\n}\n'
+    )
     settings.write_text(original)
     agentspool.install("claude-code", directory=str(tmp_path))
     current = commands.hook_command("claude_code", "Stop", installed=True)
@@ -260,7 +263,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     ],
 )
 def test_a_malformed_file_is_refused_in_one_line_and_left_untouched(
-    tmp_path: Path, runtime_dir: str, provider: str, name: str, text: str, where: str
+    tmp_path: Path, runtime_dir: str, provider: str, name: str, text: str, *, where: str
 ) -> None:
     tmp_path = tmp_path / "home"
     tmp_path.mkdir()
@@ -357,12 +360,12 @@ def test_a_write_between_our_read_and_our_rename_is_not_lost(tmp_path: Path) -> 
 def test_installs_in_threads_serialize_on_the_lock(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     settings.write_text("{}\n")
-    errors: list[BaseException] = []
+    errors: list[Exception] = []
 
     def run() -> None:
         try:
             agentspool.install("claude-code", directory=str(tmp_path))
-        except BaseException as exc:  # pragma: no cover - reported below
+        except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=run) for _ in range(4)]
