@@ -59,6 +59,7 @@ def emit(runtime_dir: str, run_id: str, event: Event) -> None:
 class ScriptedAdapter(SpoolMethods):
     name: ClassVar[str] = "fake"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
+    executable: ClassVar[str] = ""
 
     def setup(
         self,

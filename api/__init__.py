@@ -16,10 +16,13 @@ this package, and they must not pay for msgspec on every tool call.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.api import (
+        Declaration,
+        declare,
         install,
         locate_transcript,
         providers,
         read_chat,
+        run,
         setup,
         spool_sig,
         sweep_spools,
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from agentspool.errors import (
         AgentspoolError,
         CompressedRolloutError,
+        DeclarationError,
         DeltaParseError,
         RunIdError,
         RuntimeDirError,
@@ -67,10 +71,13 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(
         [
+            "Declaration",
+            "declare",
             "install",
             "locate_transcript",
             "providers",
             "read_chat",
+            "run",
             "setup",
             "spool_sig",
             "sweep_spools",
@@ -110,6 +117,7 @@ _LAZY = {
         [
             "AgentspoolError",
             "CompressedRolloutError",
+            "DeclarationError",
             "DeltaParseError",
             "RunIdError",
             "RuntimeDirError",
@@ -130,6 +138,8 @@ __all__ = [
     "Chat",
     "ChatState",
     "CompressedRolloutError",
+    "Declaration",
+    "DeclarationError",
     "DeltaParseError",
     "DialogOption",
     "DialogQuestion",
@@ -156,10 +166,12 @@ __all__ = [
     "Usage",
     "__version__",
     "assemble_session_detail",
+    "declare",
     "install",
     "locate_transcript",
     "providers",
     "read_chat",
+    "run",
     "setup",
     "spool_sig",
     "sweep_spools",

@@ -16,9 +16,11 @@
     │                                                      (newer schema, bad records)
     ├── UnsupportedError(AgentspoolError, ValueError)      asked a provider for what it cannot
     │                                                      do (trust="config" without a gate)
-    └── CompressedRolloutError(AgentspoolError, RuntimeError)
-                                                           a .zst transcript, and the optional
-                                                           zstandard package is missing
+    ├── CompressedRolloutError(AgentspoolError, RuntimeError)
+    │                                                      a .zst transcript, and the optional
+    │                                                      zstandard package is missing
+    └── DeclarationError(AgentspoolError, ValueError)      a task-state declaration refused
+                                                           (no run, no reason, dirty worktree)
 
 Each carries the offending object as attributes and names it in ``str()``, so the CLI's
 one-line error is always "<what>: <path or value>: <problem>". An attribute named
@@ -94,3 +96,12 @@ class CompressedRolloutError(AgentspoolError, RuntimeError):
             "'zstandard' package (pip install 'agentspool[zstd]')"
         )
         self.path = path
+
+
+class DeclarationError(AgentspoolError, ValueError):
+    """``agentspool lifecycle`` refused: ``problem`` says why and what to do."""
+
+    def __init__(self, run_id: str, problem: str) -> None:
+        super().__init__(f"run {run_id!r}: {problem}" if run_id else problem)
+        self.run_id = run_id
+        self.problem = problem

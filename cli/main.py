@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import agentspool
-from agentspool import AgentspoolError, TranscriptGoneError
+from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2  # argparse's own
 EXIT_TRANSCRIPT_GONE = 3
+EXIT_REFUSED = 4  # lifecycle: the declaration was refused and not recorded
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours; the traceback is in a file
 EXIT_INTERRUPTED = 130
 
@@ -29,6 +30,8 @@ exit status:
   {EXIT_ERROR}    an error; one line on stderr says what and where
   {EXIT_USAGE}    bad usage
   {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read)
+  {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run,
+       uncommitted changes without --force)
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
 """
@@ -153,6 +156,54 @@ def _parser() -> argparse.ArgumentParser:
     json_arg(p, "the Chat")
     p.set_defaults(func=_cmd_read)
 
+    p = command(
+        "run",
+        "run an agent CLI as an armed run; exit with its status",
+        "The spawn wrapper as a command: arm a run, execute the provider's CLI with the "
+        "run's arguments and then CLI_ARGS (after --), forward signals, record the run's "
+        "end, sweep its spool (its ledger stays, so it reads 'ended'), and exit with the "
+        "CLI's status (128+N if signal N killed it).",
+    )
+    provider_arg(p)
+    p.add_argument(
+        "--run-id", default=None, help="the run's id (default: <provider>-<time>-<random>)"
+    )
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument("--keep", action="store_true", help="keep the run's spool after it ends")
+    p.add_argument(
+        "--cli",
+        default=None,
+        metavar="PATH",
+        help="the agent CLI to execute (default: the provider's command on PATH)",
+    )
+    p.add_argument(
+        "--trust",
+        choices=get_args(agentspool.Trust),
+        default=get_args(agentspool.Trust)[0],
+        help="as for setup (default: %(default)s)",
+    )
+    p.add_argument("cli_args", nargs="*", metavar="CLI_ARGS", help="the agent CLI's own arguments")
+    p.set_defaults(func=_cmd_run)
+
+    p = command(
+        "lifecycle",
+        "declare the run's task state: active, blocked (with a reason) or done",
+        "Declare the task state of a run: the agent itself runs this from inside its "
+        "session (the run comes from $AGENTSPOOL_RUN_ID, which setup/run provide), or a "
+        "person names the run. An exact repeat records nothing and says so. Process exit "
+        "never means done.",
+    )
+    p.add_argument("task_state", choices=get_args(agentspool.TaskState), help="the task state")
+    p.add_argument("--reason", default="", help="why the task is blocked (required for blocked)")
+    p.add_argument("--run-id", default=None, help="the run (default: $AGENTSPOOL_RUN_ID)")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="declare done even with uncommitted changes in the git worktree",
+    )
+    json_arg(p, "the Declaration (run_id, task_state, task_reason, changed)")
+    p.set_defaults(func=_cmd_lifecycle)
     for name, verb, action in (
         (
             "install",
@@ -287,6 +338,36 @@ def _cmd_read(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    return agentspool.run(
+        args.provider,
+        args.cli_args,
+        run_id=args.run_id,
+        runtime_dir=args.runtime_dir,
+        keep=args.keep,
+        executable=args.cli,
+        trust=args.trust,
+    )
+
+
+def _cmd_lifecycle(args: argparse.Namespace) -> int:
+    result = agentspool.declare(
+        args.task_state,
+        args.reason,
+        run_id=args.run_id,
+        runtime_dir=args.runtime_dir,
+        force=args.force,
+    )
+    if args.json:
+        _print_json(result)
+    elif not result.changed:
+        print(f"run {result.run_id}: already {result.task_state}; nothing recorded")
+    else:
+        why = f": {result.task_reason}" if result.task_reason else ""
+        print(f"run {result.run_id}: {result.task_state}{why}")
+    return EXIT_OK
+
+
 def _cmd_install(args: argparse.Namespace) -> int:
     if args.scope == "project" and args.config_home is not None:
         return _usage("--config-home goes with --scope user; use --project DIR")
@@ -338,12 +419,27 @@ def _write_traceback(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after the first "--" is the agent CLI's (``run``): argparse's own "--"
+    # handling does not reach into a subcommand's positionals.
+    passthrough: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1 :]
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if passthrough:
+        if args.command != "run":
+            parser.error(f"{args.command} takes no arguments after --")
+        args.cli_args = [*args.cli_args, *passthrough]
     try:
         code: int = args.func(args)
     except TranscriptGoneError as exc:
         print(f"agentspool: {exc}", file=sys.stderr)
         return EXIT_TRANSCRIPT_GONE
+    except DeclarationError as exc:
+        print(f"agentspool: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except (AgentspoolError, OSError) as exc:
         print(f"agentspool: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -30,6 +30,7 @@ def compose_chat(
         state=reducer.chat_state(state),
         activity=state.activity,
         task_state=state.task_state,
+        task_reason=state.task_reason,
         messages=list(messages or ()),
         transcript_id=transcript_id,
         transcript_path=transcript_path,

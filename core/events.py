@@ -98,6 +98,17 @@ class TaskStateDeclared(_Event, tag="state.task_state", frozen=True, kw_only=Tru
     reason: str = ""
 
 
+class RunEnded(_Event, tag="run.ended", frozen=True, kw_only=True):
+    """The run reached its terminal outcome: its agent process exited (the spawn wrapper
+    saw it). Core's, not the reducer's: a run that ended reads ``ended`` whatever its
+    evidence says (``core.reader``). Process exit never means the *task* is done."""
+
+    exit_status: int | None = None
+    """The agent's exit status; ``128 + N`` when signal N killed it."""
+    transcript_path: str = ""
+    """Where the run's transcript was when it ended (its spool may be swept since)."""
+
+
 Event = (
     SessionStarted
     | TurnStarted

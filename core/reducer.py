@@ -276,11 +276,13 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
 
 
 def _declare(state: RunState, event: TaskStateDeclared) -> RunState:
-    if event.task_state == "blocked" and not event.reason.strip():
+    """A reason belongs to ``blocked`` only: leaving ``blocked`` drops it."""
+    reason = event.reason.strip() if event.task_state == "blocked" else ""
+    if event.task_state == "blocked" and not reason:
         return state
-    if (event.task_state, event.reason) == (state.task_state, state.task_reason):
+    if (event.task_state, reason) == (state.task_state, state.task_reason):
         return state
-    return msgspec.structs.replace(state, task_state=event.task_state, task_reason=event.reason)
+    return msgspec.structs.replace(state, task_state=event.task_state, task_reason=reason)
 
 
 _IDENTITY_BOUND: dict[type, Callable[[RunState, Any], RunState]] = {

@@ -5,7 +5,7 @@ members of ``Adapter``; it is registered by name in ``registry.py`` and thereby 
 in the shipped Tier-1 conformance suite (``agentspool.adapters.testing``).
 
 ``read_chat(run_id, runtime_dir, transcript_path) -> Chat``, the four rules every
-adapter keeps (DESIGN.md idea 1):
+adapter keeps (ADR 0005):
 
 1. ``transcript_path == ""``: the transcript is not located yet. Live signals are still
    consulted (a dialog can be open before any transcript exists); otherwise the result
@@ -234,6 +234,8 @@ class Chat(msgspec.Struct, kw_only=True):
     state: ChatState = "idle"
     activity: Activity = "unknown"
     task_state: TaskState = "active"
+    task_reason: str = ""
+    """Why the task is ``blocked`` (a declaration's reason); ``""`` otherwise."""
     pending_dialog: PendingDialog | None = None
     pending_approval: PendingApproval | None = None
     messages: list[Message] = []
@@ -249,6 +251,9 @@ class Adapter(Protocol):
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    executable: ClassVar[str]
+    """The agent CLI's command name as found on ``PATH`` (``agentspool run`` spawns it);
+    ``""`` for an adapter whose agent is not a command."""
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         """Compose the run's state and conversation (module docstring: the four rules)."""

@@ -6,13 +6,16 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
+from unsafe_dirs import CASES, make_unsafe
 
 from agentspool import __version__
 from agentspool.cli.main import main
 
-COMMANDS = ["setup", "sig", "sweep", "read", "untrust"]
+COMMANDS = ["setup", "sig", "sweep", "read", "run", "lifecycle", "untrust"]
 
 
 def test_setup_json_has_exactly_the_spawn_fields(runtime_dir, capsys):
@@ -40,7 +43,9 @@ def test_setup_plain_prints_one_shell_line(runtime_dir, capsys):
     assert main(["setup", "claude-code", "--run-id", "r1", "--runtime-dir", runtime_dir]) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1
-    assert out.startswith("--settings ")
+    words = shlex.split(out)
+    assert words[0] == "env" and words[-2] == "--settings"
+    assert "AGENTSPOOL_RUN_ID=r1" in words
 
 
 def test_setup_plain_with_env_is_a_pasteable_env_line(tmp_path, capsys):
@@ -156,7 +161,7 @@ def test_unsafe_runtime_dir_is_one_line_and_exit_1(tmp_path, capsys):
     code = main(["setup", "claude-code", "--run-id", "r", "--runtime-dir", str(runtime)])
     out, err = capsys.readouterr()
     assert (code, out) == (1, "")
-    assert re.fullmatch(r"agentspool: runtime dir [^\n]+writable by others[^\n]+\n", err)
+    assert re.fullmatch(r"agentspool: runtime dir [^\n]+writable by group or others[^\n]+\n", err)
 
 
 def test_untrust_codex(tmp_path, capsys):
@@ -245,7 +250,7 @@ def test_help_lists_the_exit_codes(argv, capsys):
         main(argv)
     out = capsys.readouterr().out
     assert "exit status:" in out
-    for code in ("0", "1", "2", "3", "70", "130"):
+    for code in ("0", "1", "2", "3", "4", "70", "130"):
         assert re.search(rf"^  {code} +\S", out, re.M), code
 
 
@@ -294,3 +299,52 @@ def test_an_unexpected_error_is_one_line_naming_its_traceback_file(
         assert os.stat(path).st_mode & 0o077 == 0
     finally:
         os.unlink(path)
+
+
+def _agentspool(*argv: str, home: str) -> subprocess.CompletedProcess[bytes]:
+    """The installed ``agentspool`` command, run as a user runs it."""
+    script = os.path.join(os.path.dirname(sys.executable), "agentspool")
+    return subprocess.run(
+        [script, *argv],
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": home},
+        cwd="/",
+        check=False,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_read_and_sig_refuse_an_unsafe_dir_in_one_line(case, claude_run, tmp_path):
+    """ADR 0013: one line naming the dir and the problem, exit 1, nothing on stdout —
+    and the forged spool's transcript and prompt are never printed."""
+    unsafe = make_unsafe(case, claude_run, tmp_path)
+    where = ["--run-id", unsafe.run_id, "--runtime-dir", unsafe.runtime_dir]
+    for argv in (
+        ["read", "claude-code", *where],
+        ["read", "codex", *where, "--json"],
+        ["read", "claude-code", *where, "--transcript", unsafe.forged_transcript],
+        ["sig", "claude-code", *where],
+    ):
+        proc = _agentspool(*argv, home=str(tmp_path))
+        assert (proc.returncode, proc.stdout) == (1, b""), argv
+        err = proc.stderr.decode()
+        assert err.count("\n") == 1, err
+        assert err.startswith("agentspool: ")
+        assert re.fullmatch(unsafe.problem, err[len("agentspool: ") : -1]), err
+
+
+def test_read_of_a_private_run_still_works(claude_run, tmp_path, silent):
+    """The control for the test above: the same command on a sound dir prints the state."""
+    silent(claude_run.run(b'{"session_id": "s", "prompt_id": "p1"}', "UserPromptSubmit"))
+    proc = _agentspool(
+        "read",
+        "claude-code",
+        "--run-id",
+        claude_run.run_id,
+        "--runtime-dir",
+        claude_run.runtime_dir,
+        home=str(tmp_path),
+    )
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    assert proc.stdout.startswith(f"{claude_run.run_id}: working".encode())

@@ -22,6 +22,8 @@ PINNED = [
     "Chat",
     "ChatState",
     "CompressedRolloutError",
+    "Declaration",
+    "DeclarationError",
     "DeltaParseError",
     "DialogOption",
     "DialogQuestion",
@@ -48,10 +50,12 @@ PINNED = [
     "Usage",
     "__version__",
     "assemble_session_detail",
+    "declare",
     "install",
     "locate_transcript",
     "providers",
     "read_chat",
+    "run",
     "setup",
     "spool_sig",
     "sweep_spools",
@@ -81,7 +85,7 @@ def test_every_name_resolves_and_every_function_says_what_it_does() -> None:
 def test_every_exception_is_one_tree() -> None:
     errors = [getattr(agentspool, n) for n in PINNED if n.endswith("Error")]
     assert all(issubclass(e, agentspool.AgentspoolError) for e in errors)
-    assert len(errors) == 10
+    assert len(errors) == 11
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -89,6 +89,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True, native_status=True, install_scopes=("user", "project")
     )
+    executable: ClassVar[str] = "claude"
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(
@@ -108,8 +109,8 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
 
     @staticmethod
     def subagent_transcripts(transcript_path: str) -> list[str]:
-        """The subagents' own transcripts of a session (research §7): read each with
-        ``read_chat``; its messages carry the subagent's ``agent_id``."""
+        """The subagents' own transcripts of a session (docs/providers/claude-code.md §4.1):
+        read each with ``read_chat``; its messages carry the subagent's ``agent_id``."""
         stem = os.path.splitext(transcript_path)[0]
         return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
 

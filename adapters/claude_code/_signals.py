@@ -1,6 +1,6 @@
 """Claude Code live signals → canonical events: the hook spool and the native status file.
 
-Facts: research/claude-code-2.1.328.md §0-§7 and §9.1.
+Facts: docs/providers/claude-code.md §1-§3 and §5.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class HookTranslator:
             ]
         if name == "PermissionRequest":
             if self._print_mode():
-                return []  # -p auto-denies at once: no dialog is ever shown (research §2.4)
+                return []  # -p denies at once, no dialog: docs/providers/claude-code.md §3.5
             tool_use_id = self._match(hook)
             tool_input = hook.tool_input or {}
             kind: Literal["approval", "question"] = (
@@ -151,7 +151,8 @@ class HookTranslator:
                 and (
                     not hook.tool_input
                     or tool_input == hook.tool_input
-                    or hook.tool_name == "ExitPlanMode"  # its hook input is {} (research §3.2)
+                    # ExitPlanMode's hook input is {}: docs/providers/claude-code.md §3.3
+                    or hook.tool_name == "ExitPlanMode"
                 )
             ):
                 return str(tool_use_id)
@@ -240,6 +241,6 @@ def native_events(status: NativeStatus | None, gone: bool, pid: int) -> list[ev.
         )
         return [ev.InputRequested(turn_id="", kind=kind, **base)]
     if status.status == "idle":
-        # Set at once on deny/Esc, which fire no hook (research §2.3, §5).
+        # Set at once on deny/Esc, which fire no hook (docs/providers/claude-code.md §3.2, §5).
         return [ev.InputResolved(**base), ev.TurnStopped(**base)]
     return []

@@ -24,8 +24,8 @@ follows the latest hook's ``transcript_path`` of the run's own thread (not
 SubagentStart's, which names the child's file), so it follows ``/new`` and ``/clear``.
 A rollout is created lazily at the first prompt: until it exists the path is ``""``, as
 it stays in ``exec --ephemeral`` (no file at all).
-Not visible from any evidence (research §3b): the seconds between an approval and the
-command's end or 10 s yield still read as the approval being open.
+Not visible from any evidence (docs/providers/codex.md §5.2): the seconds between an
+approval and the command's end or 10 s yield still read as the approval being open.
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True, hook_trust=True, install_scopes=("user",)
     )
+    executable: ClassVar[str] = "codex"
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(

@@ -1,7 +1,7 @@
 """Arming Codex per run: ``-c hooks.<Event>=[…]`` arguments, and the hook trust gate.
 
-Codex runs a non-managed hook only once it is trusted (research/codex-0.169.0.md
-§2.2-2.4). Two ways, chosen by the spawn wrapper:
+Codex runs a non-managed hook only once it is trusted (docs/providers/codex.md
+§3-§4). Two ways, chosen by the spawn wrapper:
 
 ``bypass`` (default)
     ``--dangerously-bypass-hook-trust``. Writes nothing anywhere. Cost: Codex then also

@@ -1,7 +1,7 @@
 """Codex rollout (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``) → canonical
 messages and canonical events, incrementally.
 
-Grammar: research/codex-0.169.0.md §4. Every line is an envelope
+Grammar: docs/providers/codex.md §6. Every line is an envelope
 ``{timestamp, ordinal, type, payload, metadata?}``, decoded in one pass as the tagged
 union of one view per record type: each declares only the payload fields read here
 (msgspec skips the rest cheaply), so bookkeeping records cost a skip. A line that fails
@@ -486,8 +486,8 @@ class RolloutParser:
         )
         if name == QUESTION_TOOL:
             # The call's execution *is* the question form: while it has no output the
-            # form is on screen (research §3c). Refused at once in Default mode, where
-            # its output follows within milliseconds and resolves it.
+            # form is on screen (docs/providers/codex.md §5.4). Refused at once in Default
+            # mode, where its output follows within milliseconds and resolves it.
             self.events.append(
                 ev.InputRequested(
                     turn_id=turn,

@@ -103,7 +103,9 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
         raise NotImplementedError
 
     def _spool(self, run_id: str, runtime_dir: str) -> S:
-        """The run's spool view, refreshed."""
+        """The run's spool view, refreshed. The refresh re-checks the runtime dir and run
+        dir each time (``SpoolReader``, ADR 0013): a dir that turned unsafe since the
+        last read raises ``RuntimeDirError`` before a forged record is folded in."""
         key = (run_id, runtime_dir)
         view = self._spools.get(key)
         if view is None:

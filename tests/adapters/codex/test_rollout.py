@@ -188,7 +188,7 @@ def test_damaged_lines_are_counted_never_fatal() -> None:
 
 
 def test_reasoning_record_is_thinking() -> None:
-    # No scripted capture produced one; the shape is research §4.3's.
+    # No scripted capture produced one; the shape is docs/providers/codex.md §6.3's.
     parser = RolloutParser("t")
     item = {
         "type": "reasoning",
