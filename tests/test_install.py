@@ -91,6 +91,7 @@ def test_claude_settings_round_trip_byte_for_byte(case: str, tmp_path: Path) -> 
     assert [f.action for f in removed.files] == ["updated"]
     assert settings.read_bytes() == original
     assert sorted(os.listdir(home)) == ["settings.json"]  # the backup went with our hooks
+    assert not agentspool.uninstall("claude-code", directory=str(home)).changed
 
 
 def _codex_trust(config: Path, hooks: Path) -> dict[str, str]:
@@ -130,6 +131,33 @@ def test_codex_home_round_trips_byte_for_byte_with_trust(case: str, tmp_path: Pa
 
     agentspool.uninstall("codex", directory=str(home))
     assert {p.name: p.read_bytes() for p in home.iterdir()} == before
+    assert not agentspool.uninstall("codex", directory=str(home)).changed
+
+
+def test_codex_trust_that_cannot_be_added_in_the_users_layout_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """``hooks`` as an inline table cannot take a ``[hooks.state."…"]`` table: refused
+    before hooks.json is created."""
+    config = tmp_path / "config.toml"
+    config.write_text('model = "o3"\nhooks = { state = {} }\n')
+    with pytest.raises(agentspool.SettingsError, match="cannot add our trusted hashes"):
+        agentspool.install("codex", directory=str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["config.toml", "runtime"]
+    assert config.read_text() == 'model = "o3"\nhooks = { state = {} }\n'
+
+
+def test_a_stale_trust_hash_under_our_key_is_rewritten_in_place(tmp_path: Path) -> None:
+    hooks = tmp_path / "hooks.json"
+    key = f"{hooks}:stop:0:0"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[hooks.state."{key}"]\ntrusted_hash = "sha256:00"  # old\n')
+    agentspool.install("codex", directory=str(tmp_path))
+    trust = _codex_trust(config, hooks)
+    command = json.loads(hooks.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert trust[key] == trusted_hash("Stop", command)
+    assert config.read_text().startswith(f'[hooks.state."{key}"]\ntrusted_hash = "sha256:')
+    assert "# old" in config.read_text()  # the user's comment stays (tomlkit)
 
 
 def test_codex_project_scope_is_refused_and_writes_nothing(tmp_path: Path) -> None:
@@ -172,6 +200,16 @@ def test_uninstall_keeps_what_the_user_added_after_install(tmp_path: Path) -> No
     assert (tmp_path / "settings.json.agentspool-backup").read_text() == (
         '{\n  "model": "opus"\n}\n'
     )
+
+
+def test_our_handler_in_a_group_of_the_users_goes_alone(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    ours = commands.hook_command("claude_code", "Stop", installed=True)
+    theirs = {"type": "command", "command": "say done"}
+    group = {"hooks": [theirs, {"type": "command", "command": ours}]}
+    settings.write_text(json.dumps({"hooks": {"Stop": [group]}}, indent=2))
+    agentspool.uninstall("claude-code", directory=str(tmp_path))
+    assert json.loads(settings.read_text()) == {"hooks": {"Stop": [{"hooks": [theirs]}]}}
 
 
 def test_an_older_install_is_updated_in_place_and_still_uninstalled(tmp_path: Path) -> None:

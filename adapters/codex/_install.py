@@ -248,8 +248,11 @@ def install_hooks(scope: InstallScope, directory: str | None = None) -> InstallR
     home = _home(directory)
     hooks_path = os.path.join(home, HOOKS)
     config_path = os.path.join(home, CONFIG)
-    _parse(_read_text(config_path) or "", config_path)  # refuse before touching anything
     wanted = groups()
+    # Plan both edits on the texts as they are, so a file we cannot edit (malformed, or
+    # trust we cannot add in its layout) is refused before either file is touched.
+    planned = install.add_groups(_read_text(hooks_path), hooks_path, wanted)
+    add_trust(_read_text(config_path), config_path, _trust_for(hooks_path, planned))
     hooks_done = install.edit_file(
         hooks_path,
         lambda text, _backup: install.add_groups(text, hooks_path, wanted),

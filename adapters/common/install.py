@@ -220,6 +220,7 @@ def remove_groups(text: str | None, path: str, before: str | None) -> str | None
         except SettingsError:
             had = {}
     had_hooks = had.get("hooks") if isinstance(had, dict) else None
+    original = text
     while True:
         root, style = _root(text, path)
         hooks = root.member("hooks")
@@ -247,8 +248,8 @@ def remove_groups(text: str | None, path: str, before: str | None) -> str | None
         if len(hooks.items) == 1 and not isinstance(had_hooks, dict):
             root, style = _root(text, path)
             text = jsontext.remove(text, root, _last_index(root, "hooks"), style)
-    if before is None and text_is_empty_object(text, path):
-        return None
+    if text != original and before is None and text_is_empty_object(text, path):
+        return None  # we created the file: nothing of anyone else's is in it
     return text
 
 
