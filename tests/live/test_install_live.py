@@ -100,7 +100,7 @@ def test_claude_loads_the_installed_user_settings(
     left = json.loads(settings.read_text())
     assert left == {k: v for k, v in written_by_claude.items() if k != "hooks"}
     assert left["env"]["IS_DEMO"] == "1"
-    assert original != settings.read_bytes() or left == json.loads(original)
+    assert set(json.loads(original)) <= set(left)
 
 
 @pytest.mark.skipif(not codex.CODEX_BIN.exists(), reason="codex not installed (make install)")
