@@ -415,3 +415,21 @@ def test_installs_in_threads_serialize_on_the_lock(tmp_path: Path) -> None:
     assert set(json.loads(settings.read_text())["hooks"]) == set(CLAUDE_EVENTS)
     agentspool.uninstall("claude-code", directory=str(tmp_path))
     assert settings.read_text() == "{}\n"
+
+
+def test_trust_codex_re_laid_out_is_still_removed_and_nothing_else(tmp_path: Path) -> None:
+    """Codex writes config.toml itself (toml_edit): an entry of ours in another layout
+    is found by key and hash through tomlkit, and only it goes."""
+    agentspool.install("codex", directory=str(tmp_path))
+    hooks, config = tmp_path / "hooks.json", tmp_path / "config.toml"
+    trust = _codex_trust(config, hooks)
+    lines = ['model = "o3"  # mine', "", "[hooks.state]"]
+    lines += [f'"{key}" = {{ trusted_hash = "{digest}" }}' for key, digest in trust.items()]
+    lines += ['"/elsewhere/hooks.json:stop:0:0" = { trusted_hash = "sha256:ff" }', ""]
+    config.write_text("\n".join(lines))
+    agentspool.uninstall("codex", directory=str(tmp_path))
+    assert config.read_text() == (
+        'model = "o3"  # mine\n\n[hooks.state]\n'
+        '"/elsewhere/hooks.json:stop:0:0" = { trusted_hash = "sha256:ff" }\n'
+    )
+    assert not hooks.exists()
