@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         Declaration,
         declare,
         install,
+        list_runs,
         locate_transcript,
         providers,
         read_chat,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         untrust,
     )
     from agentspool.core.detail import SessionDetail, assemble_session_detail
+    from agentspool.core.runs import RunSummary
     from agentspool.core.seam import (
         Activity,
         Adapter,
@@ -74,6 +76,7 @@ _LAZY = {
             "Declaration",
             "declare",
             "install",
+            "list_runs",
             "locate_transcript",
             "providers",
             "read_chat",
@@ -112,6 +115,7 @@ _LAZY = {
     "SessionDetail": "agentspool.core.detail",
     "assemble_session_detail": "agentspool.core.detail",
     "SessionStore": "agentspool.core.store",
+    "RunSummary": "agentspool.core.runs",
     "SweepReport": "agentspool.spool.sweep",
     **dict.fromkeys(
         [
@@ -151,6 +155,7 @@ __all__ = [
     "PendingApproval",
     "PendingDialog",
     "RunIdError",
+    "RunSummary",
     "RuntimeDirError",
     "SessionDetail",
     "SessionStore",
@@ -168,6 +173,7 @@ __all__ = [
     "assemble_session_detail",
     "declare",
     "install",
+    "list_runs",
     "locate_transcript",
     "providers",
     "read_chat",

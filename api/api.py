@@ -16,11 +16,12 @@ import msgspec
 
 from agentspool.adapters import registry
 from agentspool.core.seam import Adapter, Chat, InstallReport, InstallScope, Spawn, TaskState, Trust
-from agentspool.errors import DeclarationError, UnsupportedError
+from agentspool.errors import DeclarationError, TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
+    from agentspool.core.runs import RunSummary
     from agentspool.spool.sweep import SweepReport
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Declaration",
     "declare",
     "install",
+    "list_runs",
     "locate_transcript",
     "providers",
     "read_chat",
@@ -43,6 +45,26 @@ __all__ = [
 def providers() -> list[str]:
     """The names of every registered provider adapter (built-in and installed)."""
     return registry.names()
+
+
+def list_runs(runtime_dir: str | None = None, *, include_ended: bool = False) -> list[RunSummary]:
+    """Every run in the runtime dir that is live (``include_ended``: ended ones too), one
+    ``RunSummary`` each, most urgent first: waiting on the operator (longest first), then
+    working, then idle, then ended."""
+    from agentspool.core import runs
+
+    runtime = _runtime(runtime_dir)
+    found = []
+    for ref in runs.run_dirs(runtime, registry.names()):
+        if not ref.provider:
+            continue  # a dir no registered adapter can read
+        try:
+            chat = read_chat(ref.provider, ref.run_id, runtime)
+        except TranscriptGoneError:
+            chat = read_chat(ref.provider, ref.run_id, runtime, "", ended=True)
+        if chat.state != "ended" or include_ended:
+            found.append(runs.summarize(ref.provider, ref.run_id, chat))
+    return runs.by_urgency(found)
 
 
 def _runtime(runtime_dir: str | None) -> str:
@@ -65,10 +87,14 @@ def setup(
     ``config_home`` (README, "the hook trust gate"); other CLIs refuse ``"config"``
     (``UnsupportedError``).
     """
+    from agentspool.core.runs import write_provider
+
     adapter = registry.load(provider)
     if trust != "bypass" and not adapter.capabilities.hook_trust:
         raise UnsupportedError(provider, f"has no hook trust gate: trust={trust!r}")
-    return adapter.setup(run_id, _runtime(runtime_dir), trust=trust, config_home=config_home)
+    spawn = adapter.setup(run_id, _runtime(runtime_dir), trust=trust, config_home=config_home)
+    write_provider(spawn.run_dir, provider)  # so `ls` knows whose run this is
+    return spawn
 
 
 def untrust(provider: str, config_home: str | None = None) -> bool:

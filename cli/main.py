@@ -186,6 +186,20 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_run)
 
     p = command(
+        "ls",
+        "list every run: what it does now and what it waits on",
+        "One line per run in the runtime dir, most urgent first: runs waiting on the "
+        "operator (a question, a permission prompt, the end of a turn), then working, then "
+        "idle. --json prints a list of objects with the fields provider, run_id, state, "
+        "activity, task_state, task_reason, since, cwd, title, pending_approval, "
+        "pending_dialog, session_id, transcript_path, pid.",
+    )
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument("--all", action="store_true", help="also list runs that ended")
+    json_arg(p, "a list of RunSummary objects")
+    p.set_defaults(func=_cmd_ls)
+
+    p = command(
         "lifecycle",
         "declare the run's task state: active, blocked (with a reason) or done",
         "Declare the task state of a run: the agent itself runs this from inside its "
@@ -348,6 +362,44 @@ def _cmd_run(args: argparse.Namespace) -> int:
         executable=args.cli,
         trust=args.trust,
     )
+
+
+def _cmd_ls(args: argparse.Namespace) -> int:
+    runs = agentspool.list_runs(args.runtime_dir, include_ended=args.all)
+    if args.json:
+        _print_json(runs)
+        return EXIT_OK
+    import time
+
+    now = time.time()
+    for run in runs:
+        print(_ls_line(run, now))
+    return EXIT_OK
+
+
+def _ago(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def _ls_line(run: agentspool.RunSummary, now: float) -> str:
+    since = _ago(max(0.0, now - run.since)) if run.since else "-"
+    task = run.task_state + (f" ({run.task_reason})" if run.task_reason else "")
+    waits = ""
+    if run.pending_approval is not None:
+        command = run.pending_approval.tool_input.get("command", "")
+        waits = f"  approve {run.pending_approval.tool_name}" + (
+            f": {command}" if isinstance(command, str) and command else ""
+        )
+    elif run.pending_dialog is not None:
+        options = " / ".join(o.label for o in run.pending_dialog.options)
+        waits = f"  asks: {run.pending_dialog.prompt}" + (f" [{options}]" if options else "")
+    title = f"  {run.title}" if run.title else ""
+    return (
+        f"{run.provider:<12} {run.run_id:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
+    ).rstrip()
 
 
 def _cmd_lifecycle(args: argparse.Namespace) -> int:
