@@ -18,8 +18,16 @@ from agentspool.adapters.common.spooled import SpoolMethods
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
-from agentspool.core.seam import Capabilities, Chat, Message, Spawn, Trust
-from agentspool.errors import TranscriptGoneError
+from agentspool.core.seam import (
+    Capabilities,
+    Chat,
+    InstallReport,
+    InstallScope,
+    Message,
+    Spawn,
+    Trust,
+)
+from agentspool.errors import TranscriptGoneError, UnsupportedError
 from agentspool.spool import signature
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import ensure_run_dir, run_dir
@@ -75,6 +83,12 @@ class ScriptedAdapter(SpoolMethods):
 
     def untrust(self, config_home: str | None = None) -> bool:
         return False
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        raise UnsupportedError(self.name, "has no settings to install hooks into")
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        raise UnsupportedError(self.name, "has no settings to install hooks into")
 
     def _spool_lines(self, run_id: str, runtime_dir: str) -> list[Line]:
         lines = []

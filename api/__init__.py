@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agentspool.api import (
         Declaration,
         declare,
+        install,
         list_runs,
         locate_transcript,
         providers,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         setup,
         spool_sig,
         sweep_spools,
+        uninstall,
         untrust,
     )
     from agentspool.core.detail import SessionDetail, assemble_session_detail
@@ -39,6 +41,9 @@ if TYPE_CHECKING:
         DialogOption,
         DialogQuestion,
         Evidence,
+        InstalledFile,
+        InstallReport,
+        InstallScope,
         Message,
         PendingApproval,
         PendingDialog,
@@ -70,6 +75,7 @@ _LAZY = {
         [
             "Declaration",
             "declare",
+            "install",
             "list_runs",
             "locate_transcript",
             "providers",
@@ -78,6 +84,7 @@ _LAZY = {
             "setup",
             "spool_sig",
             "sweep_spools",
+            "uninstall",
             "untrust",
         ],
         "agentspool.api",
@@ -92,6 +99,9 @@ _LAZY = {
             "DialogOption",
             "DialogQuestion",
             "Evidence",
+            "InstallReport",
+            "InstallScope",
+            "InstalledFile",
             "Message",
             "PendingApproval",
             "PendingDialog",
@@ -138,6 +148,9 @@ __all__ = [
     "DialogOption",
     "DialogQuestion",
     "Evidence",
+    "InstallReport",
+    "InstallScope",
+    "InstalledFile",
     "Message",
     "PendingApproval",
     "PendingDialog",
@@ -159,6 +172,7 @@ __all__ = [
     "__version__",
     "assemble_session_detail",
     "declare",
+    "install",
     "list_runs",
     "locate_transcript",
     "providers",
@@ -167,6 +181,7 @@ __all__ = [
     "setup",
     "spool_sig",
     "sweep_spools",
+    "uninstall",
     "untrust",
 ]
 

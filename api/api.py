@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from agentspool.adapters import registry
-from agentspool.core.seam import Chat, Spawn, TaskState, Trust
+from agentspool.core.seam import Adapter, Chat, InstallReport, InstallScope, Spawn, TaskState, Trust
 from agentspool.errors import DeclarationError, TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_MIN_IDLE",
     "Declaration",
     "declare",
+    "install",
     "list_runs",
     "locate_transcript",
     "providers",
@@ -36,6 +37,7 @@ __all__ = [
     "setup",
     "spool_sig",
     "sweep_spools",
+    "uninstall",
     "untrust",
 ]
 
@@ -98,6 +100,38 @@ def setup(
 def untrust(provider: str, config_home: str | None = None) -> bool:
     """Remove the hook trust ``setup(trust="config")`` recorded; False if there was none."""
     return registry.load(provider).untrust(config_home)
+
+
+def _installable(provider: str, scope: InstallScope) -> Adapter:
+    adapter = registry.load(provider)
+    scopes = adapter.capabilities.install_scopes
+    if scope not in scopes:
+        where = f"only for: {', '.join(scopes)}" if scopes else "not at all"
+        raise UnsupportedError(provider, f"cannot install hooks at {scope} scope ({where})")
+    return adapter
+
+
+def install(
+    provider: str, scope: InstallScope = "user", *, directory: str | None = None
+) -> InstallReport:
+    """Arm our hooks once in the CLI's own settings, so every run of it is observed.
+
+    ``scope="user"``: the user's settings under ``directory`` (default: the CLI's config
+    dir, e.g. ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``; ``$CODEX_HOME`` or ``~/.codex``).
+    ``scope="project"``: the project at ``directory`` (default: the cwd). Merges into the
+    file, never overwrites; a second install changes nothing; the file as it was is kept
+    beside it (``InstalledFile.backup``). A scope the provider cannot install at raises
+    ``UnsupportedError``; a file it cannot parse, ``SettingsError`` (nothing written).
+    """
+    return _installable(provider, scope).install(scope, directory=directory)
+
+
+def uninstall(
+    provider: str, scope: InstallScope = "user", *, directory: str | None = None
+) -> InstallReport:
+    """Remove exactly what ``install`` added (found by our hook command); a file it
+    created and that holds nothing else is removed again."""
+    return _installable(provider, scope).uninstall(scope, directory=directory)
 
 
 def spool_sig(provider: str, run_id: str, runtime_dir: str | None = None) -> str:

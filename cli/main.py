@@ -218,6 +218,43 @@ def _parser() -> argparse.ArgumentParser:
     )
     json_arg(p, "the Declaration (run_id, task_state, task_reason, changed)")
     p.set_defaults(func=_cmd_lifecycle)
+    for name, verb, action in (
+        (
+            "install",
+            "arm",
+            "Merge agentspool's hooks into the CLI's own settings, so every run of "
+            "it is observed: your keys, hooks and formatting stay; installing again changes "
+            "nothing; the file as it was is kept beside it.",
+        ),
+        (
+            "uninstall",
+            "remove",
+            "Remove exactly the hooks `agentspool install` added (found by "
+            "their command); a file it created and that holds nothing else is removed.",
+        ),
+    ):
+        p = command(name, f"{verb} agentspool's hooks in a CLI's own settings (every run)", action)
+        provider_arg(p)
+        p.add_argument(
+            "--scope",
+            choices=get_args(agentspool.InstallScope),
+            default=get_args(agentspool.InstallScope)[0],
+            help="the user's settings, or a project's (default: %(default)s)",
+        )
+        p.add_argument(
+            "--project",
+            default=None,
+            metavar="DIR",
+            help="with --scope project: the project dir (default: the current dir)",
+        )
+        p.add_argument(
+            "--config-home",
+            default=None,
+            metavar="DIR",
+            help="with --scope user: the CLI's config dir (default: where the CLI looks)",
+        )
+        json_arg(p, "the InstallReport (each file: path, action, backup)")
+        p.set_defaults(func=_cmd_install)
 
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
@@ -381,6 +418,35 @@ def _cmd_lifecycle(args: argparse.Namespace) -> int:
         why = f": {result.task_reason}" if result.task_reason else ""
         print(f"run {result.run_id}: {result.task_state}{why}")
     return EXIT_OK
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    if args.scope == "project" and args.config_home is not None:
+        return _usage("--config-home goes with --scope user; use --project DIR")
+    if args.scope == "user" and args.project is not None:
+        return _usage("--project goes with --scope project")
+    directory = args.project if args.scope == "project" else args.config_home
+    operation = agentspool.install if args.command == "install" else agentspool.uninstall
+    report = operation(args.provider, args.scope, directory=directory)
+    if args.json:
+        _print_json({**_struct(report), "changed": report.changed})
+        return EXIT_OK
+    for done in report.files:
+        kept = f" (the file as it was: {done.backup})" if done.backup else ""
+        print(f"{done.action}: {done.path}{kept}")
+    return EXIT_OK
+
+
+def _struct(value: Any) -> dict[str, Any]:
+    import msgspec
+
+    out: dict[str, Any] = msgspec.to_builtins(value)
+    return out
+
+
+def _usage(message: str) -> int:
+    print(f"agentspool: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

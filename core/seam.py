@@ -50,6 +50,9 @@ __all__ = [
     "DialogOption",
     "DialogQuestion",
     "Evidence",
+    "InstallReport",
+    "InstallScope",
+    "InstalledFile",
     "Message",
     "PendingApproval",
     "PendingDialog",
@@ -66,6 +69,7 @@ Activity = Literal["unknown", "working", "needs_input", "idle"]
 TaskState = Literal["active", "blocked", "done"]
 Visibility = Literal["visible", "inactive", "hidden"]
 Trust = Literal["bypass", "config"]
+InstallScope = Literal["user", "project"]
 
 
 class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,6 +84,9 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     hook_trust: bool = False
     """The CLI runs hooks only once trusted: ``setup(trust="config")`` records the trust
     in the CLI's config (``untrust`` reverses it); ``trust="bypass"`` uses a flag."""
+    install_scopes: tuple[InstallScope, ...] = ()
+    """Where ``install`` can arm hooks once for every run of the CLI: in the user's own
+    settings (``user``), in a project's (``project``). Empty: not supported."""
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,6 +96,27 @@ class Spawn(msgspec.Struct, frozen=True, kw_only=True):
     env: dict[str, str] = {}
     settings_path: str = ""
     run_dir: str = ""
+
+
+class InstalledFile(msgspec.Struct, frozen=True, kw_only=True):
+    """One file ``install``/``uninstall`` looked at, and what it did to it."""
+
+    path: str
+    action: Literal["created", "updated", "removed", "unchanged"]
+    backup: str = ""
+    """Where the file as it was before agentspool first added to it is kept ("" if none)."""
+
+
+class InstallReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``install``/``uninstall`` did: every file it looked at, in order."""
+
+    provider: str
+    scope: InstallScope
+    files: list[InstalledFile]
+
+    @property
+    def changed(self) -> bool:
+        return any(f.action != "unchanged" for f in self.files)
 
 
 class DialogOption(msgspec.Struct, frozen=True, kw_only=True):
@@ -252,6 +280,17 @@ class Adapter(Protocol):
 
     def untrust(self, config_home: str | None = None) -> bool:
         """Remove the trust ``setup(trust="config")`` recorded; False if there was none."""
+        ...
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        """Arm our hooks once, in the CLI's own settings, for every run (a scope listed
+        in ``capabilities.install_scopes``). ``directory``: the CLI's config dir for
+        ``user`` (default: where the CLI looks), the project dir for ``project``
+        (default: the cwd). Merges, never overwrites; installing again changes nothing."""
+        ...
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        """Remove exactly what ``install`` added (found by our hook command)."""
         ...
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:

@@ -28,6 +28,10 @@ _BOOTSTRAP = (
 )
 
 HOOK_MODULES = ("claude_code", "codex")
+INSTALLED_FLAG = "--installed"
+"""argv marker of a hook armed once in the CLI's own settings (``agentspool install``):
+it carries no run; the hook derives the run from the agent process."""
+_BOOTSTRAP_MARK = "from agentspool.hooks."
 
 
 def package_root() -> str:
@@ -35,21 +39,52 @@ def package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(agentspool.__file__)))
 
 
-def hook_argv(module: str, event: str, runtime_dir: str = "", run_id: str = "") -> list[str]:
+def hook_argv(
+    module: str, event: str, runtime_dir: str = "", run_id: str = "", *, installed: bool = False
+) -> list[str]:
     """argv of the hook for ``event``; without a run, the hook takes it from the environment.
 
     ``runtime_dir``/``run_id`` empty means "read ``AGENTSPOOL_RUNTIME_DIR`` and
     ``AGENTSPOOL_RUN_ID`` at hook time" (used where the command must be identical for
-    every run, e.g. Codex's trusted-hook hashes).
+    every run, e.g. Codex's trusted-hook hashes). ``installed=True`` is the form
+    ``agentspool install`` writes into the CLI's own settings: ``--installed <Event>``
+    after the package root, no run at all.
     """
     if module not in HOOK_MODULES:
         raise ValueError(f"no hook module {module!r}")
+    if installed and run_id:
+        raise ValueError("an installed hook carries no run")
     argv = [sys.executable, "-I", "-S", "-c", _BOOTSTRAP.format(module=module), package_root()]
-    if run_id:
+    if installed:
+        argv.append(INSTALLED_FLAG)
+    elif run_id:
         argv += [runtime_dir, run_id]
     argv.append(event)
     return argv
 
 
-def hook_command(module: str, event: str, runtime_dir: str = "", run_id: str = "") -> str:
-    return shlex.join(hook_argv(module, event, runtime_dir, run_id))
+def hook_command(
+    module: str, event: str, runtime_dir: str = "", run_id: str = "", *, installed: bool = False
+) -> str:
+    return shlex.join(hook_argv(module, event, runtime_dir, run_id, installed=installed))
+
+
+def is_installed_hook(command: str) -> bool:
+    """True if ``command`` is an installed agentspool hook, whatever interpreter or
+    package root it names (an older install, another venv): ``uninstall`` finds its
+    entries by this, not by an exact string, so it still works after the user moved or
+    edited things."""
+    if _BOOTSTRAP_MARK not in command or INSTALLED_FLAG not in command:
+        return False
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    if "-c" not in argv[:-1] or len(argv) < 3:
+        return False
+    bootstrap = argv[argv.index("-c") + 1]
+    return (
+        bootstrap.startswith("import sys")
+        and _BOOTSTRAP_MARK in bootstrap
+        and (argv[-2] == INSTALLED_FLAG)
+    )

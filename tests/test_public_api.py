@@ -28,6 +28,9 @@ PINNED = [
     "DialogOption",
     "DialogQuestion",
     "Evidence",
+    "InstallReport",
+    "InstallScope",
+    "InstalledFile",
     "Message",
     "PendingApproval",
     "PendingDialog",
@@ -49,6 +52,7 @@ PINNED = [
     "__version__",
     "assemble_session_detail",
     "declare",
+    "install",
     "list_runs",
     "locate_transcript",
     "providers",
@@ -57,6 +61,7 @@ PINNED = [
     "setup",
     "spool_sig",
     "sweep_spools",
+    "uninstall",
     "untrust",
 ]
 

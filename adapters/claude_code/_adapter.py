@@ -32,14 +32,14 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentspool.adapters.claude_code import _lifecycle, _signals
+from agentspool.adapters.claude_code import _install, _lifecycle, _signals
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
-from agentspool.core.seam import Capabilities, Chat, Spawn, Trust
+from agentspool.core.seam import Capabilities, Chat, InstallReport, InstallScope, Spawn, Trust
 from agentspool.errors import UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
@@ -89,7 +89,9 @@ def _complete(
 
 class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     name: ClassVar[str] = "claude-code"
-    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, native_status=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        live_signals=True, native_status=True, install_scopes=("user", "project")
+    )
     executable: ClassVar[str] = "claude"
 
     # -- lifecycle -------------------------------------------------------------------
@@ -114,6 +116,12 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         read each with ``read_chat``; its messages carry the subagent's ``agent_id``."""
         stem = os.path.splitext(transcript_path)[0]
         return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.install_hooks(scope, directory)
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.uninstall_hooks(scope, directory)
 
     # -- reading ---------------------------------------------------------------------
     def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:

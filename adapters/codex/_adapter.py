@@ -40,7 +40,7 @@ from typing import ClassVar
 
 import msgspec
 
-from agentspool.adapters.codex import _lifecycle, _signals
+from agentspool.adapters.codex import _install, _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
     QUESTION_TOOL,
     RolloutParser,
@@ -53,7 +53,7 @@ from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested, SessionEnded
 from agentspool.core.merge import EventMerger
-from agentspool.core.seam import Capabilities, Chat, Spawn, Trust
+from agentspool.core.seam import Capabilities, Chat, InstallReport, InstallScope, Spawn, Trust
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -106,7 +106,9 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
 
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
-    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, hook_trust=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        live_signals=True, hook_trust=True, install_scopes=("user",)
+    )
     executable: ClassVar[str] = "codex"
 
     # -- lifecycle -------------------------------------------------------------------
@@ -122,6 +124,12 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
 
     def untrust(self, config_home: str | None = None) -> bool:
         return _lifecycle.untrust(config_home)
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.install_hooks(scope, directory)
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.uninstall_hooks(scope, directory)
 
     # -- reading ---------------------------------------------------------------------
     def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:

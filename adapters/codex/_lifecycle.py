@@ -66,15 +66,16 @@ def hook_args() -> list[str]:
     return args
 
 
-def trusted_hash(event: str) -> str:
-    """Codex 0.169.0's hash of a one-handler ``-c`` hook group (empirical; see module doc)."""
+def trusted_hash(event: str, command: str | None = None) -> str:
+    """Codex 0.169.0's hash of a one-handler hook group with no matcher and no timeout
+    (empirical; see module doc): a ``-c`` group, or one of ours in ``hooks.json``."""
     timeout = CLAMPED_TIMEOUT.get(event, DEFAULT_TIMEOUT)
     group = {
         "event_name": snake(event),
         "hooks": [
             {
                 "async": False,
-                "command": hook_command("codex", event),
+                "command": hook_command("codex", event) if command is None else command,
                 "timeout": timeout,
                 "type": "command",
             }

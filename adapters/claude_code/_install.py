@@ -1,0 +1,57 @@
+"""Arming Claude Code once for every run: our hooks in its own ``settings.json``.
+
+User scope: ``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``.
+Project scope: ``<project>/.claude/settings.json``. Claude Code merges the hooks of
+every settings layer, so ours run beside the user's. The groups are the per-run
+template's (same events, same matchers, same timeout), with the installed command.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters.claude_code._lifecycle import TEMPLATE
+from agentspool.adapters.common import install
+from agentspool.adapters.common.templates import fill_hooks, template_text
+from agentspool.core.seam import InstalledFile, InstallReport, InstallScope
+from agentspool.spool.commands import hook_command
+
+PROVIDER = "claude-code"
+SETTINGS = "settings.json"
+
+
+def config_dir() -> str:
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+
+
+def settings_path(scope: InstallScope, directory: str | None) -> str:
+    if scope == "user":
+        return os.path.join(os.path.abspath(directory or config_dir()), SETTINGS)
+    return os.path.join(os.path.abspath(directory or os.getcwd()), ".claude", SETTINGS)
+
+
+def groups() -> dict[str, dict[str, Any]]:
+    """One hook group per event, as the per-run template has it, installed commands."""
+    template = msgspec.json.decode(template_text(TEMPLATE))
+    filled = fill_hooks(template, lambda event: hook_command("claude_code", event, installed=True))
+    return {event: entries[0] for event, entries in filled["hooks"].items()}
+
+
+def _edit(path: str, change: install.Edit) -> InstalledFile:
+    return install.edit_file(path, change, ours=install.text_holds_ours)
+
+
+def install_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:
+    path = settings_path(scope, directory)
+    wanted = groups()
+    done = _edit(path, lambda text, _backup: install.add_groups(text, path, wanted))
+    return InstallReport(provider=PROVIDER, scope=scope, files=[done])
+
+
+def uninstall_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:
+    path = settings_path(scope, directory)
+    done = _edit(path, lambda text, backup: install.remove_groups(text, path, backup))
+    return InstallReport(provider=PROVIDER, scope=scope, files=[done])

@@ -1,0 +1,295 @@
+"""Arming our hooks in a CLI's own settings file, and taking them out again.
+
+Provider-neutral: Claude Code's ``settings.json`` and Codex's ``hooks.json`` share the
+shape ``{"hooks": {"<Event>": [{"matcher"?, "hooks": [{"type": "command", ...}]}]}}``.
+The rules every edit keeps (docs/adr/0016-install-into-user-settings.md):
+
+- merge, never overwrite: the text is edited in place (``jsontext``), so every key,
+  hook and byte of the user's stays; installing again changes nothing;
+- uninstall removes exactly our entries, found by their command
+  (``is_installed_hook``), and a container it emptied only if it was not there before
+  (the backup says), so install-then-uninstall gives back the original bytes;
+- one writer at a time (a lock), and no lost update from a writer that takes no lock:
+  the file is re-read just before the rename, and the edit is redone if it moved;
+- the replace is atomic and keeps the file's mode; the file as it was before we first
+  added to it is kept beside it as ``<name>.agentspool-backup``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+from agentspool.adapters.common import jsontext
+from agentspool.core.seam import InstalledFile
+from agentspool.errors import SettingsError
+from agentspool.spool.commands import is_installed_hook
+from agentspool.spool.files import write_private_file
+from agentspool.spool.layout import default_runtime_dir, ensure_runtime_dir
+
+BACKUP_SUFFIX = ".agentspool-backup"
+NEW_FILE_MODE = 0o600
+ATTEMPTS = 5
+
+Edit = Callable[[str | None, str | None], str | None]
+"""``(current text or None if missing, backup text or None) -> new text or None``
+(None: the file should not exist)."""
+
+
+def _read(path: str) -> tuple[bytes | None, int]:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o7777
+    except FileNotFoundError:
+        return None, NEW_FILE_MODE
+
+
+def _decode(data: bytes, path: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(path, f"not UTF-8 at byte {exc.start}; left untouched") from None
+
+
+def _lock_path(path: str) -> str:
+    # Beside the runtime dir's other locks, not beside the user's file: a lock file in
+    # ~/.claude would be one more file the user never asked for.
+    digest = hashlib.sha256(path.encode()).hexdigest()[:24]
+    return os.path.join(ensure_runtime_dir(default_runtime_dir()), f".install-{digest}.lock")
+
+
+def edit_file(path: str, edit: Edit, *, ours: Callable[[str], bool]) -> InstalledFile:
+    """Apply ``edit`` to ``path`` under a lock, atomically; report what happened.
+
+    ``ours(text)`` tells whether a text already holds our entries: the backup is taken
+    only from a file that holds none (the user's own), and it is removed once the file
+    is byte-identical to it again.
+    """
+    from filelock import FileLock
+
+    shown = os.path.abspath(path)
+    real = os.path.realpath(shown)  # a symlinked dotfile stays a symlink
+    backup = real + BACKUP_SUFFIX
+    with FileLock(_lock_path(real)):
+        for _ in range(ATTEMPTS):
+            data, mode = _read(real)
+            text = None if data is None else _decode(data, shown)
+            backup_data, _ = _read(backup)
+            backup_text = None if backup_data is None else _decode(backup_data, backup)
+            new = edit(text, backup_text)
+            if new == text:
+                return InstalledFile(path=shown, action="unchanged")
+
+            def unchanged_since_read(read: bytes | None = data) -> None:
+                if _read(real)[0] != read:
+                    raise _MovedError
+
+            try:
+                if new is None:
+                    unchanged_since_read()
+                    os.unlink(real)
+                    _remove_empty_dir(os.path.dirname(real))
+                    return InstalledFile(path=shown, action="removed")
+                kept = ""
+                if data is not None and not ours(text or ""):
+                    write_private_file(backup, data, mode)
+                    kept = backup
+                elif backup_data is not None:
+                    kept = backup
+                if data is None:
+                    os.makedirs(os.path.dirname(real), mode=0o700, exist_ok=True)
+                write_private_file(real, new.encode(), mode, before_replace=unchanged_since_read)
+            except _MovedError:
+                continue
+            if backup_data is not None and new.encode() == backup_data:
+                _remove_if_equal(backup, backup_data)
+                kept = ""
+            if data is None:
+                return InstalledFile(path=shown, action="created", backup=kept)
+            return InstalledFile(path=shown, action="updated", backup=kept)
+    raise SettingsError(shown, "kept changing while we edited it; nothing written")
+
+
+class _MovedError(Exception):
+    """The file changed between our read and our rename: redo the edit."""
+
+
+def _remove_if_equal(path: str, data: bytes) -> None:
+    if _read(path)[0] == data:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def _remove_empty_dir(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(path)  # only succeeds if empty: a dir install created for the file
+
+
+# -- the hooks shape both CLIs share -----------------------------------------------------
+
+
+def handler_is_ours(handler: Any) -> bool:
+    return (
+        isinstance(handler, dict)
+        and isinstance(handler.get("command"), str)
+        and is_installed_hook(handler["command"])
+    )
+
+
+def group_is_ours(group: Any) -> bool:
+    handlers = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(handlers, list) and bool(handlers) and all(map(handler_is_ours, handlers))
+
+
+def holds_ours(data: Any) -> bool:
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return False
+    return any(
+        handler_is_ours(h)
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+    )
+
+
+def text_holds_ours(text: str) -> bool:
+    try:
+        return holds_ours(jsontext.parse(text, "").value)
+    except SettingsError:
+        return False
+
+
+def _root(text: str, path: str) -> tuple[jsontext.Node, jsontext.Style]:
+    root = jsontext.parse(text, path)
+    if not root.is_object():
+        raise SettingsError(
+            path, f"the top level is not an object ({jsontext.where(text, root.start)})"
+        )
+    return root, jsontext.Style(text, root)
+
+
+def _expect(node: jsontext.Node, text: str, path: str, what: str, want: str) -> None:
+    ok = node.is_object() if want == "an object" else node.is_array()
+    if not ok:
+        raise SettingsError(
+            path, f"{what} is not {want} ({jsontext.where(text, node.start)}); left untouched"
+        )
+
+
+def add_groups(text: str | None, path: str, groups: dict[str, dict[str, Any]]) -> str:
+    """``text`` with one group of ours per event: appended after the user's groups, an
+    outdated one of ours (another interpreter, another package root) rewritten in place."""
+    if text is None:
+        text = "{}\n"
+    for event, group in groups.items():
+        root, style = _root(text, path)
+        hooks = root.member("hooks")
+        if hooks is None:
+            text = jsontext.insert(text, root, style, {event: [group]}, key="hooks")
+            continue
+        _expect(hooks, text, path, '"hooks"', "an object")
+        entries = hooks.member(event)
+        if entries is None:
+            text = jsontext.insert(text, hooks, style, [group], key=event)
+            continue
+        _expect(entries, text, path, f'"hooks"."{event}"', "an array")
+        mine = [node for node in entries.items if group_is_ours(node.value)]
+        if not mine:
+            text = jsontext.insert(text, entries, style, group)
+        elif mine[0].value != group:
+            text = jsontext.replace(text, mine[0], style, group)
+    return text
+
+
+def remove_groups(text: str | None, path: str, before: str | None) -> str | None:
+    """``text`` without any hook of ours; a container that holds nothing else any more
+    goes too unless ``before`` (the backup: the file before we first added to it) had it.
+    None when the file was ours alone (no backup, nothing left): it should not exist."""
+    if text is None:
+        return None
+    had: Any = {}
+    if before is not None:
+        try:
+            had = jsontext.parse(before, path + BACKUP_SUFFIX).value
+        except SettingsError:
+            had = {}
+    had_hooks = had.get("hooks") if isinstance(had, dict) else None
+    original = text
+    while True:
+        root, style = _root(text, path)
+        hooks = root.member("hooks")
+        if hooks is None or not hooks.is_object():
+            break
+        found = _first_ours(hooks)
+        if found is None:
+            break
+        key_index, group_index, handler_index = found
+        entries = hooks.items[key_index]
+        group = entries.items[group_index]
+        handlers = group.member("hooks")
+        assert handlers is not None
+        if group_is_ours(group.value):
+            text = jsontext.remove(text, entries, group_index, style)
+        else:  # a group the user shares with one of our handlers: only ours goes
+            text = jsontext.remove(text, handlers, handler_index, style)
+            continue
+        event = hooks.keys[key_index]
+        if len(entries.items) > 1 or (isinstance(had_hooks, dict) and event in had_hooks):
+            continue
+        root, style = _root(text, path)
+        hooks = _last_member(root, "hooks")
+        text = jsontext.remove(text, hooks, key_index, style)  # the edit was inside it
+        if len(hooks.items) == 1 and not isinstance(had_hooks, dict):
+            root, style = _root(text, path)
+            text = jsontext.remove(text, root, _last_index(root, "hooks"), style)
+    if text != original and before is None and text_is_empty_object(text, path):
+        return None  # we created the file: nothing of anyone else's is in it
+    return text
+
+
+def _last_index(node: jsontext.Node, key: str) -> int:
+    return len(node.keys) - 1 - node.keys[::-1].index(key)
+
+
+def _last_member(node: jsontext.Node, key: str) -> jsontext.Node:
+    return node.items[_last_index(node, key)]
+
+
+def text_is_empty_object(text: str, path: str) -> bool:
+    root = jsontext.parse(text, path)
+    return root.is_object() and not root.items
+
+
+def _first_ours(hooks: jsontext.Node) -> tuple[int, int, int] | None:
+    for key_index, entries in enumerate(hooks.items):
+        if not entries.is_array():
+            continue
+        for group_index, group in enumerate(entries.items):
+            handlers = group.member("hooks") if group.is_object() else None
+            if handlers is None or not handlers.is_array():
+                continue
+            for handler_index, handler in enumerate(handlers.items):
+                if handler_is_ours(handler.value):
+                    return key_index, group_index, handler_index
+    return None
+
+
+def our_group_positions(text: str, path: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """Per event, the index of each group of ours in that event's array, and the group."""
+    root, _ = _root(text, path)
+    hooks = root.member("hooks")
+    out: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    if hooks is None or not hooks.is_object():
+        return out
+    for event, entries in zip(hooks.keys, hooks.items, strict=True):
+        if entries.is_array():
+            for index, group in enumerate(entries.items):
+                if group_is_ours(group.value):
+                    out.setdefault(event, []).append((index, group.value))
+    return out
