@@ -17,7 +17,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.api import (
         Declaration,
+        Explanation,
         declare,
+        explain,
         install,
         list_runs,
         locate_transcript,
@@ -74,7 +76,9 @@ _LAZY = {
     **dict.fromkeys(
         [
             "Declaration",
+            "Explanation",
             "declare",
+            "explain",
             "install",
             "list_runs",
             "locate_transcript",
@@ -148,6 +152,7 @@ __all__ = [
     "DialogOption",
     "DialogQuestion",
     "Evidence",
+    "Explanation",
     "InstallReport",
     "InstallScope",
     "InstalledFile",
@@ -172,6 +177,7 @@ __all__ = [
     "__version__",
     "assemble_session_detail",
     "declare",
+    "explain",
     "install",
     "list_runs",
     "locate_transcript",

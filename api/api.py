@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from agentspool.adapters import registry
+from agentspool.core.reducer import Step
 from agentspool.core.seam import Adapter, Chat, InstallReport, InstallScope, Spawn, TaskState, Trust
 from agentspool.errors import DeclarationError, TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MIN_IDLE",
     "Declaration",
+    "Explanation",
     "declare",
     "install",
     "list_runs",
@@ -188,11 +190,24 @@ def read_chat(
     evidence only from the user's own files; nothing is created or repaired, a missing
     dir is no evidence).
     """
+    return _read(
+        registry.load(provider), run_id, runtime_dir, transcript_path, live=live, ended=ended
+    )
+
+
+def _read(
+    adapter: Adapter,
+    run_id: str,
+    runtime_dir: str | None,
+    transcript_path: str | None,
+    *,
+    live: bool,
+    ended: bool,
+) -> Chat:
     from agentspool.core import ledger
     from agentspool.core.reader import read_run
 
     runtime = _runtime(runtime_dir)
-    adapter = registry.load(provider)
     life = ledger.lifecycle(run_dir(runtime, run_id))
     if transcript_path is None:
         transcript_path = adapter.locate_transcript(run_id, runtime)
@@ -385,3 +400,40 @@ def _uncommitted_changes(path: str) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return top.stdout.strip() if status.returncode == 0 and status.stdout.strip() else ""
+
+
+class Explanation(msgspec.Struct, kw_only=True):
+    """The evidence behind a run's state (``agentspool explain``)."""
+
+    provider: str
+    run_id: str
+    chat: Chat
+    """The composed state, read afresh (its ``messages`` left out)."""
+    steps: list[Step]
+    """Every canonical event the read folded, in fold order, with the state after it or
+    why it changed nothing (stale, or nothing to act on)."""
+
+
+def explain(
+    provider: str,
+    run_id: str,
+    runtime_dir: str | None = None,
+    transcript_path: str | None = None,
+    *,
+    live: bool = True,
+    ended: bool = False,
+) -> Explanation:
+    """``read_chat``, made by a fresh adapter with every fold traced: which hook records,
+    transcript records and status-file readings decided the state, when, and which were
+    judged stale and why. Costs a full read (nothing cached is reused)."""
+    from agentspool.core import reducer
+
+    fresh = type(registry.load(provider))()
+    steps: list[Step] = []
+    token = reducer.TRACE.set(steps)
+    try:
+        chat = _read(fresh, run_id, runtime_dir, transcript_path, live=live, ended=ended)
+    finally:
+        reducer.TRACE.reset(token)
+    chat.messages = []
+    return Explanation(provider=provider, run_id=run_id, chat=chat, steps=steps)

@@ -200,6 +200,31 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_ls)
 
     p = command(
+        "explain",
+        "show the evidence behind a run's state",
+        "Read the run afresh and show every canonical event the read folded — hook records, "
+        "transcript records, status-file readings — in fold order, with its time and "
+        "source, the state after it, or why it was judged stale; then the decisive "
+        "evidence.",
+    )
+    run_args(p)
+    p.add_argument(
+        "--transcript",
+        default=None,
+        metavar="PATH",
+        help="default: the transcript the run's own evidence names (locate_transcript)",
+    )
+    p.add_argument(
+        "--last",
+        type=int,
+        default=40,
+        metavar="N",
+        help="show the last N steps (default: %(default)s; --json has them all)",
+    )
+    json_arg(p, "the Explanation (chat without messages, every step)")
+    p.set_defaults(func=_cmd_explain)
+
+    p = command(
         "lifecycle",
         "declare the run's task state: active, blocked (with a reason) or done",
         "Declare the task state of a run: the agent itself runs this from inside its "
@@ -400,6 +425,38 @@ def _ls_line(run: agentspool.RunSummary, now: float) -> str:
     return (
         f"{run.provider:<12} {run.run_id:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
     ).rstrip()
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    import time
+
+    found = agentspool.explain(args.provider, args.run_id, args.runtime_dir, args.transcript)
+    if args.json:
+        _print_json(found)
+        return EXIT_OK
+    chat = found.chat
+    task = chat.task_state + (f" ({chat.task_reason})" if chat.task_reason else "")
+    print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
+
+    def when(at: float) -> str:
+        if not at:
+            return "-" * 12
+        return time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1000) % 1000:03d}"
+
+    steps = found.steps
+    ignored = sum(1 for s in steps if s.ignored)
+    shown = steps[-args.last :] if args.last > 0 else []
+    print(f"events folded: {len(steps)} ({ignored} changed nothing); the last {len(shown)}:")
+    for step in shown:
+        event = step.event
+        kind = type(event).__struct_config__.tag
+        effect = f"ignored: {step.ignored}" if step.ignored else f"-> {step.state}/{step.activity}"
+        print(f"  {when(event.at)}  {event.source or '-':<28} {kind:<28} {effect}")
+    print("decided by:")
+    for evidence in chat.evidence:
+        print(f"  {when(evidence.at)}  {evidence.source:<28} {evidence.detail}".rstrip())
+    print(f"transcript: {chat.transcript_path or '(not located yet)'}")
+    return EXIT_OK
 
 
 def _cmd_lifecycle(args: argparse.Namespace) -> int:

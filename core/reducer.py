@@ -22,6 +22,7 @@ Turn lifecycle, owned here and nowhere else::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 import msgspec
@@ -301,9 +302,70 @@ a task-state declaration outlives it.)"""
 
 
 def fold(events: Iterable[Event], state: RunState = INITIAL) -> RunState:
+    trace = TRACE.get()
+    if trace is not None:
+        return _traced_fold(events, state, trace)
     for event in events:
         state = step(state, event)
     return state
+
+
+class Step(msgspec.Struct, frozen=True, kw_only=True):
+    """One event as the fold took it (``agentspool explain``, ``replay``)."""
+
+    event: Event
+    state: ChatState
+    """The chat state after the event."""
+    activity: Activity
+    ignored: str = ""
+    """Why the event changed nothing (stale, or nothing for it to act on); ``""`` if it
+    took effect."""
+
+
+TRACE: ContextVar[list[Step] | None] = ContextVar("agentspool_fold_trace", default=None)
+"""Set to a list to have every fold in this context append its steps (explain reads
+a fresh adapter once under it). Off (``None``) on every ordinary read."""
+
+
+def _traced_fold(events: Iterable[Event], state: RunState, trace: list[Step]) -> RunState:
+    for event in events:
+        after = step(state, event)
+        ignored = ignored_because(state, event) if after is state else ""
+        trace.append(
+            Step(event=event, state=chat_state(after), activity=after.activity, ignored=ignored)
+        )
+        state = after
+    return state
+
+
+def ignored_because(state: RunState, event: Event) -> str:
+    """Why ``step(state, event)`` left ``state`` as it was — for people reading a trace;
+    the transition function above is the rule, this only names its cases."""
+    turn = getattr(event, "turn_id", "")
+    if (
+        type(event) in _IDENTITY_BOUND
+        and event.epoch
+        and state.epoch
+        and event.epoch != state.epoch
+    ):
+        return f"stale: transcript {event.epoch} was replaced by {state.epoch}"
+    if turn and turn in state.finished_ids:
+        return f"stale: turn {turn} had already ended"
+    if isinstance(event, InputRequested):
+        return "an unspecific wait never replaces the prompt known to be open"
+    if isinstance(event, ToolStarted):
+        return "a tool outside any open turn"
+    if isinstance(event, InputResolved | ToolFinished):
+        return "nothing it closes is open"
+    if isinstance(event, TurnStarted):
+        return "that turn is already open"
+    if isinstance(event, TurnStopped):
+        return "no open turn to end"
+    if isinstance(event, BackgroundFinished):
+        return "not a running background task"
+    if isinstance(event, TaskStateDeclared):
+        return "a repeat of the current declaration (or blocked without a reason)"
+    return "already known"
 
 
 def chat_state(state: RunState) -> ChatState:

@@ -23,6 +23,53 @@ RUN_ID_ENV = write.RUN_ID_ENV.encode()
 _SHELLS = frozenset((b"sh", b"bash", b"dash", b"zsh", b"ksh", b"mksh", b"fish", b"busybox"))
 
 
+INSTALLED = "--installed"
+
+
+def _proc_read(pid: int, name: str) -> bytes:
+    fd = posix.open(f"/proc/{pid}/{name}", posix.O_RDONLY | posix.O_CLOEXEC)
+    try:
+        return posix.read(fd, 4096)
+    finally:
+        posix.close(fd)
+
+
+def start_ticks(pid: int) -> int:
+    """``pid``'s start time (``/proc/<pid>/stat`` field 22, clock ticks since boot): with
+    the pid it names one process for good, whatever pid reuse comes later."""
+    stat = _proc_read(pid, "stat")
+    return int(stat[stat.rfind(b")") + 2 :].split()[19])
+
+
+def _session_id(payload: bytes) -> str:
+    """The payload's ``session_id`` value, found by a byte search (no JSON parse on the
+    hook path); ``""`` if there is none or it could not name a directory."""
+    at = payload.find(b'"session_id"')
+    if at < 0:
+        return ""
+    start = payload.find(b'"', payload.find(b":", at + 12) + 1) + 1
+    end = payload.find(b'"', start)
+    value = payload[start:end].decode("ascii", "replace") if 0 < start <= end else ""
+    return value if write.run_id_problem(value) is None else ""
+
+
+def installed_run_id(provider: str, agent_pid: int, payload: bytes, *, daemon: bool) -> str:
+    """The run of a session started by hand (hooks installed in the CLI's own settings):
+    ``<provider>-<agent pid>-<start ticks>``, so one agent process is one run — it follows
+    ``/clear``, ``/compact`` and a ``/resume`` inside it. With ``daemon`` (a CLI that can
+    run sessions in a shared server — Codex's ``app-server`` — whose children the hooks
+    then are), an agent process that is that server adds the session id: its sessions
+    are separate runs."""
+    if agent_pid <= 1:
+        raise ValueError("installed hook: the agent's pid is unknown")
+    run_id = f"{provider}-{agent_pid}-{start_ticks(agent_pid)}"
+    if daemon and b"\0app-server\0" in _proc_read(agent_pid, "cmdline"):
+        session = _session_id(payload)
+        if session:
+            run_id += "-" + session
+    return run_id
+
+
 def parent_agent() -> int:
     """The process that ran this hook: the parent, or the parent's parent when the parent
     is a shell. One read of ``/proc/<ppid>/stat``; without ``/proc``, the parent."""
@@ -41,8 +88,16 @@ def parent_agent() -> int:
     return ppid
 
 
-def run(argv: list[str], agent_pid_env: str = "", *, agent_is_parent: bool = False) -> int:
-    """``argv`` is ``[runtime_dir, run_id, event]`` or ``[event]``, baked in by setup.
+def run(
+    argv: list[str],
+    agent_pid_env: str = "",
+    *,
+    agent_is_parent: bool = False,
+    provider: str = "",
+    daemon: bool = False,
+) -> int:
+    """``argv`` is ``[runtime_dir, run_id, event]`` or ``[event]``, baked in by setup, or
+    ``["--installed", event]`` from the CLI's own settings (``agentspool install``).
 
     The agent's pid comes from ``agent_pid_env`` (an environment variable the CLI sets)
     or, with ``agent_is_parent``, from the process that ran the hook.
@@ -50,6 +105,10 @@ def run(argv: list[str], agent_pid_env: str = "", *, agent_is_parent: bool = Fal
     With ``[event]`` alone the run comes from ``AGENTSPOOL_RUNTIME_DIR`` and
     ``AGENTSPOOL_RUN_ID``, which the spawn wrapper exports (Codex: the command must be
     the same for every run, or its trusted-hook hash would change per run).
+
+    Installed: a run a wrapper armed (``AGENTSPOOL_RUN_ID`` set) is left to the wrapper's
+    own hooks, so it is recorded once; otherwise the run is the agent process itself
+    (``installed_run_id``) in the default runtime dir, created on first use.
     """
     event = run_id = "?"
     runtime_dir = ""
@@ -58,23 +117,34 @@ def run(argv: list[str], agent_pid_env: str = "", *, agent_is_parent: bool = Fal
         # Past RLIMIT_FSIZE the kernel sends SIGXFSZ, whose default action kills us
         # with a non-zero status; ignored, the write fails with EFBIG instead.
         _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
-        if len(argv) == 1:
+        installed = argv[0] == INSTALLED
+        if installed:
+            event = argv[1]
+            if posix.environ.get(RUN_ID_ENV):
+                return 0  # a wrapper armed this run: its own hooks record it
+            runtime_dir = write.default_runtime_dir(posix.environ)
+        elif len(argv) == 1:
             event = argv[0]
             runtime_dir = posix.environ.get(RUNTIME_DIR_ENV, b"").decode()
             run_id = posix.environ.get(RUN_ID_ENV, b"").decode()
         else:
             runtime_dir, run_id, event = argv[0], argv[1], argv[2]
         payload, orig_len, cut = write.read_payload(0)
-        problem = write.run_id_problem(run_id)
-        if problem is not None:
-            raise ValueError(f"run id {run_id!r}: {problem}")
         agent_pid = 0
         if agent_pid_env:
             value = posix.environ.get(agent_pid_env.encode(), b"")
             agent_pid = int(value) if value.isdigit() else 0
         elif agent_is_parent:
             agent_pid = parent_agent()
-        dir_fd = write.open_run_dir(runtime_dir + "/" + run_id)
+        if installed:
+            run_id = installed_run_id(provider, agent_pid, payload, daemon=daemon)
+        problem = write.run_id_problem(run_id)
+        if problem is not None:
+            raise ValueError(f"run id {run_id!r}: {problem}")
+        if installed:
+            dir_fd = write.create_run_dir(runtime_dir, run_id)
+        else:
+            dir_fd = write.open_run_dir(runtime_dir + "/" + run_id)
         record = write.frame(event, payload, orig_len, cut, agent_pid, posix.getpid())
         write.append(dir_fd, write.EVENTS_FILE, record)
     except BaseException as exc:  # noqa: BLE001 - an observer must never fail the agent

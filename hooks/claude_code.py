@@ -8,4 +8,4 @@ from agentspool.hooks._entry import run
 
 
 def main(argv: list[str]) -> int:
-    return run(argv, "CLAUDE_PID")
+    return run(argv, "CLAUDE_PID", provider="claude-code")

@@ -9,4 +9,4 @@ from agentspool.hooks._entry import run
 
 
 def main(argv: list[str]) -> int:
-    return run(argv, agent_is_parent=True)
+    return run(argv, agent_is_parent=True, provider="codex", daemon=True)

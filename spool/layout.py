@@ -17,7 +17,8 @@ import os
 import stat
 
 from agentspool.errors import RunIdError, RuntimeDirError
-from agentspool.spool.write import RUNTIME_DIR_ENV, SWEEP_MARK, run_id_problem
+from agentspool.spool import write
+from agentspool.spool.write import SWEEP_MARK, run_id_problem
 
 SWEEP_LOCK = ".sweep.lock"
 DEFAULT_MIN_IDLE = 600.0
@@ -36,15 +37,9 @@ def check_run_id(run_id: str) -> str:
 
 
 def default_runtime_dir() -> str:
-    """``$AGENTSPOOL_RUNTIME_DIR``, else the XDG per-user runtime dir, else a tmp dir."""
-    explicit = os.environ.get(RUNTIME_DIR_ENV)
-    if explicit:
-        return os.path.abspath(explicit)
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg and os.path.isabs(xdg) and os.path.isdir(xdg):
-        return os.path.join(xdg, "agentspool")
-    tmp = os.environ.get("TMPDIR") or "/tmp"  # noqa: S108 - per-user name, checked below
-    return os.path.join(os.path.abspath(tmp), f"agentspool-{os.getuid()}")
+    """``$AGENTSPOOL_RUNTIME_DIR``, else the XDG per-user runtime dir, else a tmp dir —
+    the rule installed hooks also follow when they create a run (``spool.write``)."""
+    return write.default_runtime_dir(dict(os.environb))
 
 
 def private_dir_problem(st: os.stat_result) -> str | None:

@@ -51,6 +51,30 @@ class RunSweptError(FileNotFoundError):
     """The run dir is being (or was) swept: nothing may be appended to it any more."""
 
 
+def default_runtime_dir(environ: dict[bytes, bytes]) -> str:
+    """``$AGENTSPOOL_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/agentspool`` (if that is a
+    directory), else ``$TMPDIR/agentspool-<uid>`` (``/tmp`` without ``TMPDIR``).
+
+    One rule for the hooks that create runs (installed hooks, ``posix.environ``) and the
+    readers that list them (``os.environb``): they must land on the same directory."""
+    explicit = environ.get(RUNTIME_DIR_ENV.encode(), b"").decode()
+    if explicit:
+        return _absolute(explicit)
+    xdg = environ.get(b"XDG_RUNTIME_DIR", b"").decode()
+    if xdg.startswith("/"):
+        try:
+            if posix.stat(xdg).st_mode & 0o170000 == 0o040000:
+                return xdg.rstrip("/") + "/agentspool"
+        except OSError:
+            pass
+    tmp = _absolute(environ.get(b"TMPDIR", b"").decode() or "/tmp")  # noqa: S108 - per-user name, checked on use
+    return f"{tmp.rstrip('/') or ''}/agentspool-{posix.getuid()}"
+
+
+def _absolute(path: str) -> str:
+    return path if path.startswith("/") else posix.getcwd().rstrip("/") + "/" + path
+
+
 def run_id_problem(run_id: str) -> str | None:
     """Why ``run_id`` could name something other than one dir below the runtime dir."""
     if not run_id:
@@ -131,6 +155,18 @@ def open_private_dir(path: str, dir_fd: int | None = None, shut: int = 0o022) ->
         posix.close(fd)
         raise RunSweptError(f"{path}: being swept")
     return fd
+
+
+def create_run_dir(runtime_dir: str, run_id: str) -> int:
+    """``open_run_dir``, creating what is missing first (0700): the runtime dir (its
+    parent must exist) and the run dir. Only an installed hook creates runs: it has no
+    ``setup`` before it (ADR 0017). A dir that exists is checked, never repaired."""
+    for path in (runtime_dir, runtime_dir + "/" + run_id):
+        try:  # noqa: SIM105 - contextlib is an import the hook path does not pay for
+            posix.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    return open_run_dir(runtime_dir + "/" + run_id)
 
 
 def open_run_dir(run_dir: str) -> int:
