@@ -2,17 +2,20 @@
 messages and canonical events, incrementally.
 
 Grammar: research/claude-code-2.1.328.md §9. One JSONL line per record; one line per
-content block of an API message (all sharing ``message.id``). Lines are decoded through
-small views that declare only the fields read here (msgspec skips the rest cheaply);
-a line that fails to decode is counted as corrupt and skipped, a torn last line is left
-for the next read. ``TranscriptParser.feed`` takes appended bytes only, so a re-read
-costs what was appended, not the file.
+content block of an API message (all sharing ``message.id``). A line is decoded as the
+tagged union (on ``type``) of one view per record type, each declaring only the fields
+read here (msgspec skips the rest cheaply); bookkeeping views have no fields, so
+decoding one is a skip. A line that fails to decode is counted (``corrupt``) and
+skipped, a record type not known here is counted (``unknown``), a torn last line is
+left for the next read. ``TranscriptParser.feed`` takes a block of appended lines and
+decodes it in one call (ADR 0009), so a re-read costs what was appended, not the file.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar, Union
 
 import msgspec
 
@@ -20,7 +23,7 @@ from agentspool.adapters import events as ev
 from agentspool.adapters._dialogs import question_dialog
 from agentspool.adapters._jsonl import split_lines
 from agentspool.adapters._stamps import epoch_seconds
-from agentspool.adapters.seam import Message, PendingDialog, Usage
+from agentspool.adapters.seam import Message, MessageKind, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
 BOOKKEEPING = frozenset(
@@ -77,12 +80,12 @@ def presentation(tool_name: str) -> str:
     return PRESENTATION.get(tool_name, "other")
 
 
-class _Part(msgspec.Struct):
+class _Part(msgspec.Struct, gc=False):
     type: str = ""
     text: str | None = None
 
 
-class _Block(msgspec.Struct):
+class _Block(msgspec.Struct, gc=False):
     type: str = ""
     text: str | None = None
     thinking: str | None = None
@@ -94,14 +97,14 @@ class _Block(msgspec.Struct):
     is_error: bool | None = None
 
 
-class _ApiUsage(msgspec.Struct):
+class _ApiUsage(msgspec.Struct, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
 
 
-class _ApiMessage(msgspec.Struct):
+class _ApiMessage(msgspec.Struct, gc=False):
     id: str | None = None
     role: str = ""
     model: str | None = None
@@ -110,25 +113,51 @@ class _ApiMessage(msgspec.Struct):
     usage: _ApiUsage | None = None
 
 
-class _Line(msgspec.Struct, rename="camel"):
-    type: str = ""
-    subtype: str | None = None
+class _Chain(msgspec.Struct, tag_field="type", rename="camel", gc=False):
+    """A conversation-chain record, tagged by ``type``: one subclass per type read, each
+    declaring only its fields read here, so one decode reads a line with its view."""
+
     uuid: str | None = None
     parent_uuid: str | None = None
     is_sidechain: bool = False
     agent_id: str | None = None
     session_id: str | None = None
     timestamp: str | None = None
+
+
+class _UserLine(_Chain, tag="user"):
     prompt_id: str | None = None
     is_meta: bool = False
     is_compact_summary: bool = False
-    is_api_error_message: bool = False
     tool_denial_kind: str | None = None
-    content: str | None = None
+    message: _ApiMessage | None = None
+    tool_use_result: msgspec.Raw = msgspec.Raw()
+    """Read only behind an ``Agent`` call (``_AsyncLaunch``): often large (a Bash result
+    repeats its whole output there, an Edit the whole file), so it stays undecoded."""
+
+
+class _AssistantLine(_Chain, tag="assistant"):
+    is_api_error_message: bool = False
     message: _ApiMessage | None = None
 
 
-class _AsyncLaunch(msgspec.Struct):
+class _SystemLine(_Chain, tag="system"):
+    subtype: str | None = None
+    content: str | None = None
+
+
+class _AnyLine(msgspec.Struct, rename="camel", gc=False):
+    """Second look at a line the tagged decode refused: a record type not known here
+    (counted ``unknown``), or a damaged one (counted ``corrupt``)."""
+
+    type: str = ""
+    is_sidechain: bool = False
+    agent_id: str | None = None
+    session_id: str | None = None
+    timestamp: str | None = None
+
+
+class _AsyncLaunch(msgspec.Struct, gc=False):
     """``toolUseResult`` of an ``Agent`` call: ``{"isAsync": true, "status":
     "async_launched", "agentId": …}`` when the agent runs in the background."""
 
@@ -137,30 +166,20 @@ class _AsyncLaunch(msgspec.Struct):
     agentId: str = ""  # noqa: N815
 
 
-_decode_line = msgspec.json.Decoder(_Line).decode
-
-
-class _LaunchLine(msgspec.Struct, rename="camel"):
-    """Second look at an ``Agent`` result line only: ``toolUseResult`` is often large
-    (a Bash result repeats its whole output there), so the main view never decodes it."""
-
-    tool_use_result: _AsyncLaunch | str | None = None
-
-
-_decode_launch = msgspec.json.Decoder(_LaunchLine).decode
-
-
-# Claude Code writes bookkeeping records with "type" as their first key, and they carry
-# most of a transcript's bytes (api-request blobs and shapes hold whole prompts). Reading
-# the type from the line's first bytes skips them without decoding (observed in 2.1.328;
-# a record in another key order is simply decoded in full).
-_TYPE_FIRST = b'{"type":"'
-_BOOKKEEPING_BYTES = frozenset(t.encode() for t in BOOKKEEPING)
-# Attachment records are chain records (`{"parentUuid":…,"isSidechain":…,"attachment":{…`)
-# whose payload comes before their type: the key within the first bytes identifies them.
-_ATTACHMENT_KEY = b',"attachment":{'
-# Stop-hook summaries (one per turn in the TUI) say their subtype near the start too.
-_HOOK_SUMMARY = b'"subtype":"stop_hook_summary"'
+# Bookkeeping views have no fields: decoding one is a skip.
+_BOOKKEEPING_LINES = tuple(
+    msgspec.defstruct(f"_Skip_{kind}", [], tag_field="type", tag=kind, gc=False)
+    for kind in sorted(BOOKKEEPING)
+)
+_line_decoder = msgspec.json.Decoder(
+    Union[(_UserLine, _AssistantLine, _SystemLine, *_BOOKKEEPING_LINES)]
+)
+_decode_line = _line_decoder.decode
+_decode_lines = _line_decoder.decode_lines
+_decode_any_line = msgspec.json.Decoder(_AnyLine).decode
+_decode_launch = msgspec.json.Decoder(_AsyncLaunch | str | None).decode
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+_KNOWN_TYPES = BOOKKEEPING | {"user", "assistant", "system"}
 
 
 def _text_of(content: str | list[_Part] | None) -> str:
@@ -208,36 +227,59 @@ class TranscriptParser:
         self._usage_seen: set[str] = set()
 
     def feed(self, block: memoryview) -> None:
-        """A block of complete lines, as ``JsonlFollower`` hands them on."""
-        for raw in split_lines(block):
-            self.feed_line(raw)
+        """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
+        call. A block holding a line the tagged decode refuses (corrupt, torn, a record
+        type not known here) is read again line by line, so that line alone is counted
+        and skipped."""
+        try:
+            decoded = _decode_lines(block)
+        except _DECODE_ERRORS:
+            for raw in split_lines(block):
+                self.feed_line(raw)
+            return
+        handlers = self._HANDLERS
+        for line in decoded:
+            handlers[type(line)](self, line)
 
     def feed_line(self, raw: bytes) -> None:
-        if raw.startswith(_TYPE_FIRST):
-            end = raw.find(b'"', 9, 64)
-            if end > 0 and raw[9:end] in _BOOKKEEPING_BYTES:
-                return
-        elif (
-            raw.find(_ATTACHMENT_KEY, 0, 128) > 0
-            or raw.find(_HOOK_SUMMARY, 0, 200) > 0
-            or not raw.strip()
-        ):
+        if raw[:1] != b"{" and not raw.strip():
             return
         try:
             line = _decode_line(raw)
+        except msgspec.ValidationError:
+            self._other(raw)
+            return
         except (msgspec.DecodeError, UnicodeDecodeError):
             self.corrupt += 1
             return
-        kind = line.type
-        if kind in BOOKKEEPING:
+        self._HANDLERS[type(line)](self, line)
+
+    def _other(self, raw: bytes) -> None:
+        """A line the tagged decode refused that is JSON: a record type not known here
+        is counted ``unknown`` (after it had its say on the file's identity, as any
+        conversation record); a known one whose fields do not fit its view is corrupt."""
+        try:
+            line = _decode_any_line(raw)
+        except _DECODE_ERRORS:
+            self.corrupt += 1  # not even an object of the envelope's shape
             return
+        if line.type in _KNOWN_TYPES:
+            self.corrupt += 1
+        elif self._enter(line):
+            self.unknown += 1
+
+    def _bookkeeping(self, line: object) -> None:
+        return
+
+    def _enter(self, line: _Chain | _AnyLine) -> bool:
+        """What every conversation record does first; ``False``: not this file's."""
         if self.sidechain is None:
             # A subagent's own file (`<session>/subagents/agent-<id>.jsonl`) holds only
             # sidechain records: it is read as that agent's conversation.
             self.sidechain = line.is_sidechain
             self.agent_id = line.agent_id or "" if line.is_sidechain else ""
         if line.is_sidechain != self.sidechain:
-            return  # 2.1.328 keeps subagent records out of the main file; older CLIs did not
+            return False  # 2.1.328 keeps subagent records out of the main file; older CLIs did
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
             self.events.append(
@@ -248,14 +290,7 @@ class TranscriptParser:
                     source="transcript:first-record",
                 )
             )
-        if kind == "user":
-            self._user(line, raw)
-        elif kind == "assistant":
-            self._assistant(line)
-        elif kind == "system":
-            self._system(line)
-        else:
-            self.unknown += 1
+        return True
 
     def _add(self, message: Message) -> None:
         message.seq = len(self.messages) + 1
@@ -263,12 +298,14 @@ class TranscriptParser:
             message.agent_id = self.agent_id
         self.messages.append(message)
 
-    def _uid(self, line: _Line) -> str:
+    def _uid(self, line: _Chain) -> str:
         """The record's uuid; for one without, an id from its place in the stream (as
         stable as ``seq`` across re-reads)."""
         return line.uuid or f"line-{len(self.messages)}"
 
-    def _user(self, line: _Line, raw: bytes) -> None:
+    def _user(self, line: _UserLine) -> None:
+        if not self._enter(line):
+            return
         msg = line.message
         if msg is None:
             return
@@ -283,7 +320,7 @@ class TranscriptParser:
                     tool_use_id = block.tool_use_id or ""
                     name = self.open_tools.pop(tool_use_id, ("", {}))[0]
                     if name in ("Agent", "Task"):
-                        self._launched(raw)
+                        self._launched(line.tool_use_result)
                     self._add(
                         Message(
                             id=f"{uid}:{i}",
@@ -374,7 +411,9 @@ class TranscriptParser:
                 ev.TurnStarted(turn_id=prompt_id, at=at, source="transcript:user-prompt")
             )
 
-    def _assistant(self, line: _Line) -> None:
+    def _assistant(self, line: _AssistantLine) -> None:
+        if not self._enter(line):
+            return
         msg = line.message
         if msg is None:
             return
@@ -393,60 +432,43 @@ class TranscriptParser:
             if isinstance(msg.content, list)
             else [_Block(type="text", text=msg.content or "")]
         )
+        parent = line.parent_uuid or ""
+        kind: MessageKind
         for i, block in enumerate(blocks):
             bid = uid if len(blocks) == 1 else f"{uid}:{i}"
-            common: dict[str, Any] = {
-                "id": bid,
-                "role": "assistant",
-                "timestamp": stamp,
-                "parent_id": line.parent_uuid or "",
-                "message_id": message_id,
-                "usage": usage,
-            }
-            usage = None
+            block_usage, usage = usage, None  # on the message's first block only
             if line.is_api_error_message:
-                self._add(Message(kind="error", text=block.text or "", is_error=True, **common))
+                kind, text = "error", block.text or ""
             elif block.type == "text":
-                self._add(Message(kind="text", text=block.text or "", **common))
+                kind, text = "text", block.text or ""
             elif block.type == "thinking":
-                self._add(Message(kind="thinking", text=block.thinking or "", **common))
+                kind, text = "thinking", block.thinking or ""
             elif block.type == "tool_use":
-                name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
-                self.open_tools[tool_use_id] = (name, tool_input)
-                self._add(
-                    Message(
-                        kind="tool_call",
-                        tool_name=name,
-                        tool_use_id=tool_use_id,
-                        tool_input=tool_input,
-                        presentation=presentation(name),
-                        **common,
-                    )
+                self._tool_use(
+                    block,
+                    bid=bid,
+                    stamp=stamp,
+                    parent=parent,
+                    message_id=message_id,
+                    usage=block_usage,
+                    at=at,
                 )
-                self.events.append(
-                    ev.ToolStarted(
-                        turn_id=self.turn,
-                        tool_use_id=tool_use_id,
-                        tool_name=name,
-                        at=at,
-                        source="transcript:tool_use",
-                    )
+                continue
+            else:
+                continue
+            self._add(
+                Message(
+                    id=bid,
+                    kind=kind,
+                    role="assistant",
+                    text=text,
+                    timestamp=stamp,
+                    is_error=kind == "error",
+                    parent_id=parent,
+                    usage=block_usage,
+                    message_id=message_id,
                 )
-                if name in DIALOG_TOOLS:
-                    # The tool's execution *is* the dialog: while it has no result, the
-                    # question/plan is on screen (research §3).
-                    self.events.append(
-                        ev.InputRequested(
-                            turn_id=self.turn,
-                            kind="question",
-                            tool_use_id=tool_use_id,
-                            tool_name=name,
-                            tool_input=tool_input,
-                            at=at,
-                            source="transcript:tool_use",
-                            dialog=dialog_for(name, tool_use_id, tool_input),
-                        )
-                    )
+            )
         if line.is_api_error_message:
             self.events.append(
                 ev.TurnStopped(
@@ -464,10 +486,63 @@ class TranscriptParser:
                 )
             )
 
-    def _launched(self, raw: bytes) -> None:
+    def _tool_use(
+        self,
+        block: _Block,
+        *,
+        bid: str,
+        stamp: str,
+        parent: str,
+        message_id: str,
+        usage: Usage | None,
+        at: float,
+    ) -> None:
+        name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
+        self.open_tools[tool_use_id] = (name, tool_input)
+        self._add(
+            Message(
+                id=bid,
+                kind="tool_call",
+                role="assistant",
+                timestamp=stamp,
+                tool_name=name,
+                tool_use_id=tool_use_id,
+                tool_input=tool_input,
+                presentation=presentation(name),
+                parent_id=parent,
+                usage=usage,
+                message_id=message_id,
+            )
+        )
+        self.events.append(
+            ev.ToolStarted(
+                turn_id=self.turn,
+                tool_use_id=tool_use_id,
+                tool_name=name,
+                at=at,
+                source="transcript:tool_use",
+            )
+        )
+        if name in DIALOG_TOOLS:
+            # The tool's execution *is* the dialog: while it has no result, the
+            # question/plan is on screen (research §3).
+            self.events.append(
+                ev.InputRequested(
+                    turn_id=self.turn,
+                    kind="question",
+                    tool_use_id=tool_use_id,
+                    tool_name=name,
+                    tool_input=tool_input,
+                    at=at,
+                    source="transcript:tool_use",
+                    dialog=dialog_for(name, tool_use_id, tool_input),
+                )
+            )
+
+    def _launched(self, result: msgspec.Raw) -> None:
         try:
-            launch = _decode_launch(raw).tool_use_result
-        except (msgspec.DecodeError, UnicodeDecodeError):
+            launch = _decode_launch(result)
+        except _DECODE_ERRORS:
             return  # another shape: nothing launched
         if not isinstance(launch, _AsyncLaunch):
             return  # a string result (denied, failed): nothing launched
@@ -481,7 +556,9 @@ class TranscriptParser:
         first signal of its end must already say the work goes on."""
         return tuple(self.background) or None
 
-    def _system(self, line: _Line) -> None:
+    def _system(self, line: _SystemLine) -> None:
+        if line.subtype == "stop_hook_summary" or not self._enter(line):
+            return  # one per turn in the TUI: nothing read, and no say on the identity
         at = epoch_seconds(line.timestamp)
         uid = self._uid(line)
         if line.subtype == "turn_duration":
@@ -514,3 +591,10 @@ class TranscriptParser:
                     timestamp=line.timestamp or "",
                 )
             )
+
+    _HANDLERS: ClassVar[dict[type, Callable[[TranscriptParser, Any], None]]] = {
+        _UserLine: _user,
+        _AssistantLine: _assistant,
+        _SystemLine: _system,
+        **dict.fromkeys(_BOOKKEEPING_LINES, _bookkeeping),
+    }
