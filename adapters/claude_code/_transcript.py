@@ -14,8 +14,7 @@ decodes it in one call (ADR 0009), so a re-read costs what was appended, not the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, ClassVar, Union
+from typing import Any
 
 import msgspec
 
@@ -113,42 +112,36 @@ class _ApiMessage(msgspec.Struct, gc=False):
     usage: _ApiUsage | None = None
 
 
-class _Chain(msgspec.Struct, tag_field="type", rename="camel", gc=False):
-    """A conversation-chain record, tagged by ``type``: one subclass per type read, each
-    declaring only its fields read here, so one decode reads a line with its view."""
+class _Line(msgspec.Struct, rename="camel", gc=False):
+    """Every record type through one view: the CLI writes ``type`` after the payload
+    of assistant and attachment records, and a tagged union (as the Codex rollout is
+    read) would scan that payload twice, once to find the tag (ADR 0009). Bookkeeping
+    records fit this view too; their few shared fields are read and dropped."""
 
+    type: str = ""
+    subtype: str | None = None
     uuid: str | None = None
     parent_uuid: str | None = None
     is_sidechain: bool = False
     agent_id: str | None = None
     session_id: str | None = None
     timestamp: str | None = None
-
-
-class _UserLine(_Chain, tag="user"):
     prompt_id: str | None = None
     is_meta: bool = False
     is_compact_summary: bool = False
+    is_api_error_message: bool = False
     tool_denial_kind: str | None = None
+    content: str | None = None
     message: _ApiMessage | None = None
     tool_use_result: msgspec.Raw = msgspec.Raw()
     """Read only behind an ``Agent`` call (``_AsyncLaunch``): often large (a Bash result
     repeats its whole output there, an Edit the whole file), so it stays undecoded."""
 
 
-class _AssistantLine(_Chain, tag="assistant"):
-    is_api_error_message: bool = False
-    message: _ApiMessage | None = None
-
-
-class _SystemLine(_Chain, tag="system"):
-    subtype: str | None = None
-    content: str | None = None
-
-
 class _AnyLine(msgspec.Struct, rename="camel", gc=False):
-    """Second look at a line the tagged decode refused: a record type not known here
-    (counted ``unknown``), or a damaged one (counted ``corrupt``)."""
+    """Second look at a line that does not fit ``_Line``: a record type not known here
+    (counted ``unknown``) or a bookkeeping record (skipped) whose fields have other
+    shapes, or a damaged conversation record (counted ``corrupt``)."""
 
     type: str = ""
     is_sidechain: bool = False
@@ -166,20 +159,13 @@ class _AsyncLaunch(msgspec.Struct, gc=False):
     agentId: str = ""  # noqa: N815
 
 
-# Bookkeeping views have no fields: decoding one is a skip.
-_BOOKKEEPING_LINES = tuple(
-    msgspec.defstruct(f"_Skip_{kind}", [], tag_field="type", tag=kind, gc=False)
-    for kind in sorted(BOOKKEEPING)
-)
-_line_decoder = msgspec.json.Decoder(
-    Union[(_UserLine, _AssistantLine, _SystemLine, *_BOOKKEEPING_LINES)]
-)
+_line_decoder = msgspec.json.Decoder(_Line)
 _decode_line = _line_decoder.decode
 _decode_lines = _line_decoder.decode_lines
 _decode_any_line = msgspec.json.Decoder(_AnyLine).decode
 _decode_launch = msgspec.json.Decoder(_AsyncLaunch | str | None).decode
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
-_KNOWN_TYPES = BOOKKEEPING | {"user", "assistant", "system"}
+_CONVERSATION = frozenset({"user", "assistant", "system"})
 
 
 def _text_of(content: str | list[_Part] | None) -> str:
@@ -228,18 +214,17 @@ class TranscriptParser:
 
     def feed(self, block: memoryview) -> None:
         """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
-        call. A block holding a line the tagged decode refuses (corrupt, torn, a record
-        type not known here) is read again line by line, so that line alone is counted
-        and skipped."""
+        call. A block holding a line the decode refuses (corrupt, torn, fields of
+        another shape) is read again line by line, so that line alone is counted and
+        skipped."""
         try:
             decoded = _decode_lines(block)
         except _DECODE_ERRORS:
             for raw in split_lines(block):
                 self.feed_line(raw)
             return
-        handlers = self._HANDLERS
         for line in decoded:
-            handlers[type(line)](self, line)
+            self._dispatch(line)
 
     def feed_line(self, raw: bytes) -> None:
         if raw[:1] != b"{" and not raw.strip():
@@ -247,31 +232,43 @@ class TranscriptParser:
         try:
             line = _decode_line(raw)
         except msgspec.ValidationError:
-            self._other(raw)
+            self._misfit(raw)
             return
         except (msgspec.DecodeError, UnicodeDecodeError):
             self.corrupt += 1
             return
-        self._HANDLERS[type(line)](self, line)
+        self._dispatch(line)
 
-    def _other(self, raw: bytes) -> None:
-        """A line the tagged decode refused that is JSON: a record type not known here
-        is counted ``unknown`` (after it had its say on the file's identity, as any
-        conversation record); a known one whose fields do not fit its view is corrupt."""
+    def _dispatch(self, line: _Line) -> None:
+        kind = line.type
+        if kind == "user":
+            self._user(line)
+        elif kind == "assistant":
+            self._assistant(line)
+        elif kind == "system":
+            self._system(line)
+        else:
+            self._other(line)
+
+    def _misfit(self, raw: bytes) -> None:
+        """A JSON line that does not fit ``_Line``: a conversation record is corrupt;
+        a bookkeeping record or one of a type not known here is taken as any line of
+        theirs (their fields are not read, whatever their shape)."""
         try:
             line = _decode_any_line(raw)
         except _DECODE_ERRORS:
-            self.corrupt += 1  # not even an object of the envelope's shape
+            self.corrupt += 1  # not even an object with a string type
             return
-        if line.type in _KNOWN_TYPES:
+        if line.type in _CONVERSATION:
             self.corrupt += 1
-        elif self._enter(line):
+        else:
+            self._other(line)
+
+    def _other(self, line: _Line | _AnyLine) -> None:
+        if line.type not in BOOKKEEPING and self._enter(line):
             self.unknown += 1
 
-    def _bookkeeping(self, line: object) -> None:
-        return
-
-    def _enter(self, line: _Chain | _AnyLine) -> bool:
+    def _enter(self, line: _Line | _AnyLine) -> bool:
         """What every conversation record does first; ``False``: not this file's."""
         if self.sidechain is None:
             # A subagent's own file (`<session>/subagents/agent-<id>.jsonl`) holds only
@@ -298,12 +295,12 @@ class TranscriptParser:
             message.agent_id = self.agent_id
         self.messages.append(message)
 
-    def _uid(self, line: _Chain) -> str:
+    def _uid(self, line: _Line) -> str:
         """The record's uuid; for one without, an id from its place in the stream (as
         stable as ``seq`` across re-reads)."""
         return line.uuid or f"line-{len(self.messages)}"
 
-    def _user(self, line: _UserLine) -> None:
+    def _user(self, line: _Line) -> None:
         if not self._enter(line):
             return
         msg = line.message
@@ -411,7 +408,7 @@ class TranscriptParser:
                 ev.TurnStarted(turn_id=prompt_id, at=at, source="transcript:user-prompt")
             )
 
-    def _assistant(self, line: _AssistantLine) -> None:
+    def _assistant(self, line: _Line) -> None:
         if not self._enter(line):
             return
         msg = line.message
@@ -556,7 +553,7 @@ class TranscriptParser:
         first signal of its end must already say the work goes on."""
         return tuple(self.background) or None
 
-    def _system(self, line: _SystemLine) -> None:
+    def _system(self, line: _Line) -> None:
         if line.subtype == "stop_hook_summary" or not self._enter(line):
             return  # one per turn in the TUI: nothing read, and no say on the identity
         at = epoch_seconds(line.timestamp)
@@ -591,10 +588,3 @@ class TranscriptParser:
                     timestamp=line.timestamp or "",
                 )
             )
-
-    _HANDLERS: ClassVar[dict[type, Callable[[TranscriptParser, Any], None]]] = {
-        _UserLine: _user,
-        _AssistantLine: _assistant,
-        _SystemLine: _system,
-        **dict.fromkeys(_BOOKKEEPING_LINES, _bookkeeping),
-    }
