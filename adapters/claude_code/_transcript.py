@@ -241,6 +241,12 @@ class TranscriptParser:
 
     def _dispatch(self, line: _Line) -> None:
         kind = line.type
+        if kind in BOOKKEEPING or line.subtype == "stop_hook_summary":
+            return  # one summary per turn in the TUI: nothing read, no say on the identity
+        if (line.is_sidechain is not self.sidechain or not self.session_id) and not self._enter(
+            line
+        ):
+            return
         if kind == "user":
             self._user(line)
         elif kind == "assistant":
@@ -248,7 +254,7 @@ class TranscriptParser:
         elif kind == "system":
             self._system(line)
         else:
-            self._other(line)
+            self.unknown += 1
 
     def _misfit(self, raw: bytes) -> None:
         """A JSON line that does not fit ``_Line``: a conversation record is corrupt;
@@ -261,15 +267,13 @@ class TranscriptParser:
             return
         if line.type in _CONVERSATION:
             self.corrupt += 1
-        else:
-            self._other(line)
-
-    def _other(self, line: _Line | _AnyLine) -> None:
-        if line.type not in BOOKKEEPING and self._enter(line):
+        elif line.type not in BOOKKEEPING and self._enter(line):
             self.unknown += 1
 
     def _enter(self, line: _Line | _AnyLine) -> bool:
-        """What every conversation record does first; ``False``: not this file's."""
+        """What every conversation record does first; ``False``: not this file's.
+        Nothing to do once the side and the session are known and the record is of the
+        same side, so ``_dispatch`` calls it only otherwise."""
         if self.sidechain is None:
             # A subagent's own file (`<session>/subagents/agent-<id>.jsonl`) holds only
             # sidechain records: it is read as that agent's conversation.
@@ -290,6 +294,7 @@ class TranscriptParser:
         return True
 
     def _add(self, message: Message) -> None:
+        """Appends with the next ``seq`` (the hot handlers build their message with it)."""
         message.seq = len(self.messages) + 1
         if self.agent_id:
             message.agent_id = self.agent_id
@@ -301,8 +306,6 @@ class TranscriptParser:
         return line.uuid or f"line-{len(self.messages)}"
 
     def _user(self, line: _Line) -> None:
-        if not self._enter(line):
-            return
         msg = line.message
         if msg is None:
             return
@@ -318,17 +321,20 @@ class TranscriptParser:
                     name = self.open_tools.pop(tool_use_id, ("", {}))[0]
                     if name in ("Agent", "Task"):
                         self._launched(line.tool_use_result)
-                    self._add(
+                    content = block.content
+                    self.messages.append(
                         Message(
+                            seq=len(self.messages) + 1,
                             id=f"{uid}:{i}",
                             kind="tool_result",
                             role="tool",
-                            text=_text_of(block.content),
+                            text=content if isinstance(content, str) else _text_of(content),
                             timestamp=stamp,
                             tool_name=name,
                             tool_use_id=tool_use_id,
-                            parent_id=line.parent_uuid or "",
                             is_error=bool(block.is_error),
+                            parent_id=line.parent_uuid or "",
+                            agent_id=self.agent_id,
                         )
                     )
                     self.events.append(
@@ -409,12 +415,9 @@ class TranscriptParser:
             )
 
     def _assistant(self, line: _Line) -> None:
-        if not self._enter(line):
-            return
         msg = line.message
         if msg is None:
             return
-        at = epoch_seconds(line.timestamp)
         uid = self._uid(line)
         stamp = line.timestamp or ""
         message_id = msg.id or ""
@@ -448,13 +451,13 @@ class TranscriptParser:
                     parent=parent,
                     message_id=message_id,
                     usage=block_usage,
-                    at=at,
                 )
                 continue
             else:
                 continue
-            self._add(
+            self.messages.append(
                 Message(
+                    seq=len(self.messages) + 1,
                     id=bid,
                     kind=kind,
                     role="assistant",
@@ -462,6 +465,7 @@ class TranscriptParser:
                     timestamp=stamp,
                     is_error=kind == "error",
                     parent_id=parent,
+                    agent_id=self.agent_id,
                     usage=block_usage,
                     message_id=message_id,
                 )
@@ -469,7 +473,10 @@ class TranscriptParser:
         if line.is_api_error_message:
             self.events.append(
                 ev.TurnStopped(
-                    turn_id=self.turn, outcome="failed", at=at, source="transcript:api-error"
+                    turn_id=self.turn,
+                    outcome="failed",
+                    at=epoch_seconds(stamp),
+                    source="transcript:api-error",
                 )
             )
         elif msg.stop_reason in ("end_turn", "stop_sequence") and msg.model != "<synthetic>":
@@ -477,7 +484,7 @@ class TranscriptParser:
                 ev.TurnStopped(
                     turn_id=self.turn,
                     outcome="completed",
-                    at=at,
+                    at=epoch_seconds(stamp),
                     source=f"transcript:stop_reason={msg.stop_reason}",
                     background=self._running(),
                 )
@@ -492,12 +499,13 @@ class TranscriptParser:
         parent: str,
         message_id: str,
         usage: Usage | None,
-        at: float,
     ) -> None:
+        at = epoch_seconds(stamp)
         name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
         self.open_tools[tool_use_id] = (name, tool_input)
-        self._add(
+        self.messages.append(
             Message(
+                seq=len(self.messages) + 1,
                 id=bid,
                 kind="tool_call",
                 role="assistant",
@@ -507,6 +515,7 @@ class TranscriptParser:
                 tool_input=tool_input,
                 presentation=presentation(name),
                 parent_id=parent,
+                agent_id=self.agent_id,
                 usage=usage,
                 message_id=message_id,
             )
@@ -554,8 +563,6 @@ class TranscriptParser:
         return tuple(self.background) or None
 
     def _system(self, line: _Line) -> None:
-        if line.subtype == "stop_hook_summary" or not self._enter(line):
-            return  # one per turn in the TUI: nothing read, and no say on the identity
         at = epoch_seconds(line.timestamp)
         uid = self._uid(line)
         if line.subtype == "turn_duration":
