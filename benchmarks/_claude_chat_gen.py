@@ -61,7 +61,7 @@ _CODE = [
     "",
     '    pattern = re.compile(r"^(\\w+)\\s*=\\s*\\"([^\\"]*)\\"$")',
     '        raise ValueError(f"unexpected token {tok!r} at line {lineno}")',
-    "    assert parse(\"a = 'b'\") == {\"a\": \"b\"}",
+    '    assert parse("a = \'b\'") == {"a": "b"}',
     "    # TODO: handle the Windows path separator (\\\\) here as well",
 ]
 _BASH_OUT = [
