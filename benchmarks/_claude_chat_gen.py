@@ -105,7 +105,7 @@ def _code(rng: random.Random, lines: int) -> list[str]:
 
 def _tool(rng: random.Random) -> tuple[str, dict[str, object], str, object]:
     """One call: (name, input, the tool_result text, toolUseResult)."""
-    path = "/work/project/" + rng.choice(_PATHS)
+    path = "/srv/project/" + rng.choice(_PATHS)
     kind = rng.choices(["Bash", "Read", "Edit", "Grep"], weights=[4, 3, 2, 2])[0]
     if kind == "Read":
         lines = _code(rng, rng.randint(40, 400))
@@ -149,7 +149,7 @@ def _tool(rng: random.Random) -> tuple[str, dict[str, object], str, object]:
             ]
             text = "\n".join(matches)
             result = {"mode": "content", "filenames": [], "content": text, "numLines": len(matches)}
-        return kind, {"pattern": "load_config", "path": "/work/project"}, text, result
+        return kind, {"pattern": "load_config", "path": "/srv/project"}, text, result
     out = "\n".join(rng.choice(_BASH_OUT) for _ in range(rng.choice([1, 3, 12, 40, 150])))
     command = rng.choice(["pytest -q", "ruff check .", "git status --short", "ls -la"])
     result = {"stdout": out, "stderr": "", "interrupted": False, "isImage": False}
@@ -160,7 +160,7 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
     base = {
         "isSidechain": False,
         "sessionId": SESSION,
-        "cwd": "/work/project",
+        "cwd": "/srv/project",
         "version": "2.1.328",
         "gitBranch": "main",
         "userType": "external",

@@ -2,11 +2,12 @@
 
 The hook command is the exact string ``agentspool.setup`` renders into Claude Code's
 settings (parsed with ``shlex.split`` and spawned directly, as Claude Code's own spawn
-would exec it after its shell), fed a realistic ``PostToolUse`` payload on stdin. The
-baseline is ``<same interpreter> -I -S -c pass``. Runs are interleaved round-robin so
-machine noise hits both alike; the ratio of medians is printed last (budget: <= 1.25,
-DESIGN.md "The spool protocol"). The same pair is also measured through ``sh -c``, for
-information: agent CLIs start hooks through a shell.
+would exec it after its shell), fed a realistic ``PostToolUse`` payload on stdin; Codex's
+hook (run with the environment ``setup`` returns) also reads ``/proc`` once to name its
+agent, so it is measured beside it. The baseline is ``<same interpreter> -I -S -c pass``.
+Runs are interleaved round-robin so machine noise hits both alike; the ratio of medians
+is printed last (budget: <= 1.25, hooks/README.md). The same pair is also
+measured through ``sh -c``, for information: agent CLIs start hooks through a shell.
 
 Usage: ``.venv/bin/python benchmarks/hooks.py [runs]`` (default 60, warm-up 5).
 """
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 import agentspool
 
@@ -47,10 +49,15 @@ PAYLOAD = json.dumps(
 ).encode()
 
 
-def _time(argv: list[str], stdin: bytes) -> float:
+def _time(argv: list[str], stdin: bytes, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
     proc = subprocess.run(
-        argv, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        argv,
+        input=stdin,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        env=env,
     )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
@@ -58,14 +65,17 @@ def _time(argv: list[str], stdin: bytes) -> float:
     return elapsed
 
 
-def _measure(pairs: dict[str, tuple[list[str], bytes]], runs: int) -> dict[str, list[float]]:
-    for argv, stdin in pairs.values():  # warm-up: page cache, pyc files
+Pair = tuple[list[str], bytes, dict[str, str] | None]
+
+
+def _measure(pairs: dict[str, Pair], runs: int) -> dict[str, list[float]]:
+    for argv, stdin, env in pairs.values():  # warm-up: page cache, pyc files
         for _ in range(5):
-            _time(argv, stdin)
+            _time(argv, stdin, env)
     times: dict[str, list[float]] = {name: [] for name in pairs}
     for _ in range(runs):
-        for name, (argv, stdin) in pairs.items():
-            times[name].append(_time(argv, stdin))
+        for name, (argv, stdin, env) in pairs.items():
+            times[name].append(_time(argv, stdin, env))
     return times
 
 
@@ -77,12 +87,21 @@ def main() -> int:
         with open(spawn.settings_path, encoding="utf-8") as fh:
             settings = json.load(fh)
         command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        # Codex's hook also names its agent: the parent, past a shell (one /proc read).
+        codex = agentspool.setup("codex", "bench-codex", runtime)
+        codex_command = next(
+            tomllib.loads(a)["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+            for a in codex.args
+            if a.startswith("hooks.PostToolUse=")
+        )
+        codex_env = {**os.environ, **codex.env}
         bare = shlex.join([sys.executable, "-I", "-S", "-c", "pass"])
-        pairs = {
-            "hook": (shlex.split(command), PAYLOAD),
-            "bare": (shlex.split(bare), PAYLOAD),
-            "sh -c hook": (["/bin/sh", "-c", command], PAYLOAD),
-            "sh -c bare": (["/bin/sh", "-c", bare], PAYLOAD),
+        pairs: dict[str, Pair] = {
+            "hook": (shlex.split(command), PAYLOAD, None),
+            "bare": (shlex.split(bare), PAYLOAD, None),
+            "codex hook": (shlex.split(codex_command), PAYLOAD, codex_env),
+            "sh -c hook": (["/bin/sh", "-c", command], PAYLOAD, None),
+            "sh -c bare": (["/bin/sh", "-c", bare], PAYLOAD, None),
         }
         times = _measure(pairs, runs)
         spool = os.path.join(spawn.run_dir, "events.spool")
@@ -93,6 +112,7 @@ def main() -> int:
         print(f"{name:>12}: median {ms:6.2f} ms  (min {min(times[name]) * 1000:6.2f} ms)")
     sh_ratio = med["sh -c hook"] / med["sh -c bare"]
     print(f"ratio sh -c hook/bare (median, information): {sh_ratio:.2f}")
+    print(f"ratio codex hook/bare (median): {med['codex hook'] / med['bare']:.2f}")
     print(f"ratio hook/bare (median): {med['hook'] / med['bare']:.2f}")
     return 0
 

@@ -1,4 +1,4 @@
-"""Read-side throughput and memory, measured side by side (DESIGN.md "Measuring").
+"""Read-side throughput and memory, measured side by side (ADR 0009).
 
 For each mix (a transcript of real record shapes, ~200 MB): ``claude-code`` as the
 captures are (prompt snapshots carry most bytes), ``claude-code-chat`` as a long working

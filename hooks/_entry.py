@@ -3,8 +3,9 @@
 A hook never fails the agent. Claude Code treats exit 2 as "block this tool" and any
 other non-zero exit as an error shown to the user; Codex reports non-zero exits as
 failed hooks. So whatever arrives (empty, huge, binary stdin) and whatever the disk does
-(missing or foreign run dir, ENOSPC, RLIMIT_FSIZE), this returns 0 and prints nothing.
-Faults go to the run's ``hooks.log`` (capped), else to the runtime dir's ``faults.log``.
+(a missing run dir, a runtime or run dir that is not private — ADR 0013 —, ENOSPC,
+RLIMIT_FSIZE), this returns 0 and prints nothing. Faults go to the run's ``hooks.log``
+(capped), else to the runtime dir's ``faults.log`` if that dir passes the check.
 """
 
 import _signal  # type: ignore[import-not-found]  # signal.py would import enum (~2 ms)
@@ -17,8 +18,34 @@ RUNTIME_DIR_ENV = write.RUNTIME_DIR_ENV.encode()  # posix.environ is bytes
 RUN_ID_ENV = write.RUN_ID_ENV.encode()
 
 
-def run(argv: list[str], agent_pid_env: str = "") -> int:
+# A shell that ran the hook command without exec'ing it stands between the agent and
+# the hook: skipped when naming the agent process.
+_SHELLS = frozenset((b"sh", b"bash", b"dash", b"zsh", b"ksh", b"mksh", b"fish", b"busybox"))
+
+
+def parent_agent() -> int:
+    """The process that ran this hook: the parent, or the parent's parent when the parent
+    is a shell. One read of ``/proc/<ppid>/stat``; without ``/proc``, the parent."""
+    ppid = posix.getppid()
+    try:
+        fd = posix.open(f"/proc/{ppid}/stat", posix.O_RDONLY | posix.O_CLOEXEC)
+        try:
+            stat = posix.read(fd, 1024)
+        finally:
+            posix.close(fd)
+        end = stat.rfind(b")")
+        if stat[stat.find(b"(") + 1 : end] in _SHELLS:
+            return int(stat[end + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return ppid
+
+
+def run(argv: list[str], agent_pid_env: str = "", *, agent_is_parent: bool = False) -> int:
     """``argv`` is ``[runtime_dir, run_id, event]`` or ``[event]``, baked in by setup.
+
+    The agent's pid comes from ``agent_pid_env`` (an environment variable the CLI sets)
+    or, with ``agent_is_parent``, from the process that ran the hook.
 
     With ``[event]`` alone the run comes from ``AGENTSPOOL_RUNTIME_DIR`` and
     ``AGENTSPOOL_RUN_ID``, which the spawn wrapper exports (Codex: the command must be
@@ -45,6 +72,8 @@ def run(argv: list[str], agent_pid_env: str = "") -> int:
         if agent_pid_env:
             value = posix.environ.get(agent_pid_env.encode(), b"")
             agent_pid = int(value) if value.isdigit() else 0
+        elif agent_is_parent:
+            agent_pid = parent_agent()
         dir_fd = write.open_run_dir(runtime_dir + "/" + run_id)
         record = write.frame(event, payload, orig_len, cut, agent_pid, posix.getpid())
         write.append(dir_fd, write.EVENTS_FILE, record)
@@ -63,7 +92,7 @@ def _log_fault(dir_fd: int, runtime_dir: str, event: str, exc: BaseException) ->
             write.append_capped(dir_fd, write.FAULT_LOG, line)
             return
         if runtime_dir:
-            root = write.open_run_dir(runtime_dir)
+            root = write.open_private_dir(runtime_dir)
             try:
                 write.append_capped(root, write.RUNTIME_FAULT_LOG, line)
             finally:

@@ -1,7 +1,12 @@
-"""Codex hook entry point. Codex passes no per-session environment: the payload is all."""
+"""Codex hook entry point. Codex passes no per-session environment: the payload is all.
+
+The agent's pid is the hook's parent: Codex 0.169.0 in embedded mode (which ``setup``
+forces) runs each hook as a child of the native ``codex`` process, through a shell that
+execs the command. The adapter watches that process's children for an approved command.
+"""
 
 from agentspool.hooks._entry import run
 
 
 def main(argv: list[str]) -> int:
-    return run(argv)
+    return run(argv, agent_is_parent=True)

@@ -1,6 +1,6 @@
 """Claude Code live signals → canonical events: the hook spool and the native status file.
 
-Facts: research/claude-code-2.1.328.md §0-§7 and §9.1.
+Facts: docs/providers/claude-code.md §1-§3 and §5.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.core import events as ev
+from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
 
 # `waitingFor` values of sessions/<pid>.json; the binary maps "input needed" to a
@@ -91,7 +92,7 @@ class HookTranslator:
             ]
         if name == "PermissionRequest":
             if self._print_mode():
-                return []  # -p auto-denies at once: no dialog is ever shown (research §2.4)
+                return []  # -p denies at once, no dialog: docs/providers/claude-code.md §3.5
             tool_use_id = self._match(hook)
             tool_input = hook.tool_input or {}
             kind: Literal["approval", "question"] = (
@@ -151,7 +152,8 @@ class HookTranslator:
                 and (
                     not hook.tool_input
                     or tool_input == hook.tool_input
-                    or hook.tool_name == "ExitPlanMode"  # its hook input is {} (research §3.2)
+                    # ExitPlanMode's hook input is {}: docs/providers/claude-code.md §3.3
+                    or hook.tool_name == "ExitPlanMode"
                 )
             ):
                 return str(tool_use_id)
@@ -185,21 +187,10 @@ def native_path(transcript_path: str, pid: int) -> str:
 
 
 def process_start(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (``/proc/<pid>/stat`` field 22), None if dead.
-
-    A zombie is dead: a SIGKILLed agent stays one until its parent reaps it (observed:
-    tmux leaves a killed pane's process unreaped), and it runs nothing and asks nothing.
-    """
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    # comm (field 2) may hold spaces and parens: split after its last ')'.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    if fields[0] in (b"Z", b"X"):  # field 3, the state: zombie / dead
-        return None
-    return fields[19].decode()
+    """The kernel's start time of ``pid`` as the native file's ``procStart`` spells it
+    (``/proc/<pid>/stat`` field 22), None if dead — a zombie too (``_proc.stat``)."""
+    proc = _proc.stat(pid)
+    return None if proc is None else str(proc.started)
 
 
 def read_native(transcript_path: str, pid: int) -> tuple[NativeStatus | None, bool]:
@@ -240,6 +231,12 @@ def native_events(status: NativeStatus | None, gone: bool, pid: int) -> list[ev.
         )
         return [ev.InputRequested(turn_id="", kind=kind, **base)]
     if status.status == "idle":
-        # Set at once on deny/Esc, which fire no hook (research §2.3, §5).
+        # Set at once on deny/Esc, which fire no hook (docs/providers/claude-code.md §3.2, §5).
         return [ev.InputResolved(**base), ev.TurnStopped(**base)]
+    if status.status == "busy":
+        # Set the moment a prompt is answered, while the approved tool runs: no hook fires
+        # until the tool ends (an 8 s command read as waiting for 8 s). Stamped after the
+        # prompt's PermissionRequest, it proves that prompt gone; the busy written when
+        # the turn began is older than the prompt and changes nothing.
+        return [ev.InputResolved(**base)]
     return []

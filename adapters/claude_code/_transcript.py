@@ -1,14 +1,13 @@
 """Claude Code transcript (``~/.claude/projects/<slug>/<session>.jsonl``) → canonical
 messages and canonical events, incrementally.
 
-Grammar: research/claude-code-2.1.328.md §9. One JSONL line per record; one line per
-content block of an API message (all sharing ``message.id``). A line is decoded as the
-tagged union (on ``type``) of one view per record type, each declaring only the fields
-read here (msgspec skips the rest cheaply); bookkeeping views have no fields, so
-decoding one is a skip. A line that fails to decode is counted (``corrupt``) and
-skipped, a record type not known here is counted (``unknown``), a torn last line is
-left for the next read. ``TranscriptParser.feed`` takes a block of appended lines and
-decodes it in one call (ADR 0009), so a re-read costs what was appended, not the file.
+Grammar: docs/providers/claude-code.md §4. One JSONL line per record; one line per
+content block of an API message (all sharing ``message.id``). Every line is decoded
+through one small view that declares only the fields read here (msgspec skips the rest
+cheaply), a block of lines in one call (ADR 0009). A line that fails to decode is
+counted (``corrupt``) and skipped, a record type not known here is counted
+(``unknown``), a torn last line is left for the next read. ``TranscriptParser.feed``
+takes appended lines only, so a re-read costs what was appended, not the file.
 """
 
 from __future__ import annotations
@@ -18,11 +17,11 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._dialogs import question_dialog
-from agentspool.adapters._jsonl import split_lines
-from agentspool.adapters._stamps import epoch_seconds
-from agentspool.adapters.seam import Message, MessageKind, PendingDialog, Usage
+from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.core import events as ev
+from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
 BOOKKEEPING = frozenset(
@@ -531,7 +530,7 @@ class TranscriptParser:
         )
         if name in DIALOG_TOOLS:
             # The tool's execution *is* the dialog: while it has no result, the
-            # question/plan is on screen (research §3).
+            # question/plan is on screen (docs/providers/claude-code.md §3.3).
             self.events.append(
                 ev.InputRequested(
                     turn_id=self.turn,

@@ -12,7 +12,8 @@ events, folded by the one reducer in evidence-time order; what decides:
    to the latest unfinished ``PreToolUse`` of the same turn and tool → ``needs_input``
    with ``pending_approval``. It is closed by the call's ``PostToolUse`` or
    ``function_call_output``, by a ``PreModelRequest`` of the same turn (the turn went
-   on, so it was approved), or by the turn's end (Esc = ``Interrupt``/``turn_aborted``).
+   on, so it was approved), by the approved command running under the codex process
+   (below), or by the turn's end (Esc = ``Interrupt``/``turn_aborted``).
 3. Otherwise the turn lifecycle: ``task_started``/``UserPromptSubmit`` open turn T;
    exactly one of ``task_complete`` (``error`` → failed; no ``Stop`` then),
    ``turn_aborted``, ``Stop``, ``Interrupt`` finalizes it. Records appended after that
@@ -24,19 +25,21 @@ follows the latest hook's ``transcript_path`` of the run's own thread (not
 SubagentStart's, which names the child's file), so it follows ``/new`` and ``/clear``.
 A rollout is created lazily at the first prompt: until it exists the path is ``""``, as
 it stays in ``exec --ephemeral`` (no file at all).
-Not visible from any evidence (research §3b): the seconds between an approval and the
-command's end or 10 s yield still read as the approval being open.
+The codex process: each hook record names it (the hook's parent). Between an approval
+and the command's end or 10 s yield Codex writes nothing, so the approved command itself
+is the evidence: a child of that process running the command, started after the
+``PermissionRequest``, closes the approval (kept once seen; the run reads ``working``
+within a read of the key). A dead codex process (or its pid reused by a younger one)
+ends the run: SIGKILL fires no hook and writes no rollout record.
 """
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 import msgspec
 
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters._spooled import SpooledReads, TranscriptView
 from agentspool.adapters.codex import _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
     QUESTION_TOOL,
@@ -45,9 +48,12 @@ from agentspool.adapters.codex._rollout import (
     dialog_for,
     thread_id_from_path,
 )
-from agentspool.adapters.compose import compose_chat
-from agentspool.adapters.events import Event, InputRequested
-from agentspool.adapters.seam import Capabilities, Chat, Spawn, Trust
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, InputRequested, SessionEnded
+from agentspool.core.merge import EventMerger
+from agentspool.core.seam import Capabilities, Chat, Spawn, Trust
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -65,6 +71,15 @@ class _SpoolView:
         for record in self.reader.read():
             for agent, event in self.translator.translate(record):
                 self.events.setdefault(agent, []).append(event)
+        for agent, event in self.translator.commands_started():
+            self.events.setdefault(agent, []).append(event)
+
+    def liveness(self) -> list[Event]:
+        """Not kept: a dead codex process ends whatever its hooks left open."""
+        if not self.translator.agent_gone():
+            return []
+        pid = self.translator.agent_pid
+        return [SessionEnded(reason="process gone", at=time.time(), source=f"process:{pid} gone")]
 
     def channel(self, agent: str) -> list[Event]:
         return self.events.get(agent, [])
@@ -92,6 +107,7 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, hook_trust=True)
+    executable: ClassVar[str] = "codex"
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(
@@ -124,14 +140,14 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             merger = EventMerger()
             if spool is not None:
                 merger.add("spool", spool.channel(""))
-            return compose_chat(merger.state())
+            return compose_chat(merger.state(spool.liveness() if spool is not None else ()))
         view = self._read_view(run_id, runtime_dir, transcript_path)
         parser = view.parser
         if spool is not None:
             # A sub-agent's own file folds the child's hooks, the run's file its own.
             view.add_spool(spool.channel(parser.agent_id))
         return compose_chat(
-            view.merger.state(),
+            view.merger.state(spool.liveness() if spool is not None else ()),
             parser.messages,
             transcript_id=parser.thread_id,
             transcript_path=transcript_path,

@@ -1,10 +1,13 @@
-"""Codex live signals → canonical events: the hook spool.
+"""Codex live signals → canonical events: the hook spool and the codex process.
 
-Facts: research/codex-0.169.0.md §2.5-2.6, §3. Codex passes no per-session environment
+Facts: docs/providers/codex.md §2.3-§2.5, §5. Codex passes no per-session environment
 to hooks; the stdin payload is all (``session_id`` = the thread id, ``turn_id`` = the
 rollout's turn id, ``transcript_path`` = the rollout). A sub-agent's hooks carry the
 parent's ``session_id`` plus ``agent_id`` (the child thread id): they are translated
 onto the child's own channel (epoch = child thread id), never the parent's turn.
+
+Each record's ``agent_pid`` is the native codex process (the hook's parent); its
+children are evidence too (``HookTranslator.commands_started``, ``agent_gone``).
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.core import events as ev
+from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
 
 # Hooks name a call's tool as Claude Code would ("Bash"); the rollout's name for the
@@ -51,12 +55,34 @@ def _command(tool_input: Any) -> str:
     return ""
 
 
+def _words(command: str) -> list[str] | None:
+    """The argv a shell execs for a simple ``command`` (``bash -c 'sleep 18'`` becomes
+    ``sleep 18`` itself); ``None`` if it does not split."""
+    import shlex  # only while an approval is open: not on every read path
+
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return None
+
+
 class _Call(msgspec.Struct):
     turn: str
     agent: str
     tool_use_id: str
     name: str
     command: str
+
+
+class _Asked(msgspec.Struct):
+    """An approval asked and not yet proven answered."""
+
+    tool_use_id: str
+    command: str
+    mono_ns: int
+    """When the PermissionRequest hook ran: the approved command starts after it."""
+    at: float
+    epoch: str
 
 
 class HookTranslator:
@@ -69,17 +95,22 @@ class HookTranslator:
     def __init__(self) -> None:
         self.transcript_path = ""
         self.undecodable = 0
+        # The native codex process (the hooks' parent) and when a record last named it.
+        self.agent_pid = 0
+        self.agent_seen_ns = 0
         # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
         # so it is matched to the latest unfinished call of the same turn and tool.
         self._calls: list[_Call] = []
-        # Approvals asked and not yet proven answered: (agent, turn) → tool_use_id.
-        self._approvals: dict[tuple[str, str], str] = {}
+        # Approvals asked and not yet proven answered, by (agent, turn).
+        self._approvals: dict[tuple[str, str], _Asked] = {}
 
     def translate(self, record: SpoolRecord) -> list[tuple[str, ev.Event]]:
         hook = decode(record)
         if hook is None:
             self.undecodable += 1
             return []
+        if record.agent_pid:
+            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
         if hook.transcript_path and not hook.agent_id and name not in _NOT_LOCATING:
             self.transcript_path = hook.transcript_path
@@ -103,12 +134,12 @@ class HookTranslator:
         elif name == "PreModelRequest":
             # Another model request: the turn goes on, so an approval asked in it was
             # granted (a denial is an Interrupt). After approval nothing else fires
-            # until the command ends or yields (research §3b).
+            # until the command ends or yields (docs/providers/codex.md §5.2).
             if turn:
                 out.append(ev.TurnStarted(turn_id=turn, **base))
                 asked = self._approvals.pop((agent, turn), None)
                 if asked is not None:
-                    out.append(ev.InputResolved(tool_use_id=asked, **base))
+                    out.append(ev.InputResolved(tool_use_id=asked.tool_use_id, **base))
         elif name == "PreToolUse":
             self._calls.append(
                 _Call(
@@ -140,7 +171,13 @@ class HookTranslator:
                 )
         elif name == "PermissionRequest":
             tool_use_id = self._match(hook)
-            self._approvals[(agent, turn)] = tool_use_id
+            self._approvals[(agent, turn)] = _Asked(
+                tool_use_id=tool_use_id,
+                command=_command(hook.tool_input),
+                mono_ns=record.mono_ns,
+                at=base["at"],
+                epoch=base["epoch"],
+            )
             tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
             out.append(
                 ev.InputRequested(
@@ -155,7 +192,8 @@ class HookTranslator:
             )
         elif name == "PostToolUse":
             self._calls = [c for c in self._calls if c.tool_use_id != hook.tool_use_id]
-            if self._approvals.get((agent, turn)) == hook.tool_use_id:
+            asked = self._approvals.get((agent, turn))
+            if asked is not None and asked.tool_use_id == hook.tool_use_id:
                 del self._approvals[(agent, turn)]
             out.append(ev.ToolFinished(turn_id=turn, tool_use_id=hook.tool_use_id, **base))
             out.append(ev.InputResolved(tool_use_id=hook.tool_use_id, **base))
@@ -171,12 +209,68 @@ class HookTranslator:
         elif name == "PostCompact":
             if hook.trigger == "manual" and turn:
                 # A manual /compact is a turn of its own that ends right after this,
-                # with task_complete and no Stop (research §3e).
+                # with task_complete and no Stop (docs/providers/codex.md §5.8).
                 self._forget(agent, turn)
                 out.append(ev.TurnStopped(turn_id=turn, outcome="completed", **base))
         elif name == "SessionEnd":
             out.append(ev.SessionEnded(reason=hook.reason, **base))
         return [(agent, e) for e in out]
+
+    def agent_gone(self) -> bool:
+        """The codex process that ran the hooks is dead (or its pid now names a younger
+        process): nothing runs or waits any more. SIGKILL fires no hook."""
+        return (
+            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
+        )
+
+    def commands_started(self) -> list[tuple[str, ev.Event]]:
+        """Approvals proven answered by the approved command running.
+
+        After an approval Codex writes nothing (no hook, no rollout record) until the
+        command ends or yields at 10 s, so the wait would read open all that time. The
+        approved command runs as a descendant of the codex process (0.169.0: ``bash -c
+        <command>``, a child of the codex process started ~0.1 s after the key; bash
+        execs a simple command, so then that child is the command's own words). One
+        such process, started after the ``PermissionRequest`` hook ran, proves the
+        approval given. Hooks are descendants too, but never carry the command.
+        """
+        if not self._approvals or not self.agent_pid:
+            return []
+        if _proc.same_process(self.agent_pid, self.agent_seen_ns) is None:
+            return []
+        running = [(p, _proc.argv(p.pid)) for p in _proc.descendants(self.agent_pid)]
+        out: list[tuple[str, ev.Event]] = []
+        for (agent, turn), asked in list(self._approvals.items()):
+            if not asked.command:
+                continue
+            asked_tick = _proc.ticks_at_mono(asked.mono_ns)
+            words = _words(asked.command)
+            started = [
+                p.started
+                for p, args in running
+                if p.started >= asked_tick
+                and (
+                    asked.command in args[1:]
+                    or (args == words and p.ppid == self.agent_pid)  # not a step of another
+                )
+            ]
+            if not started:
+                continue
+            del self._approvals[(agent, turn)]
+            # Ticks are 10 ms: never stamp the answer before the question.
+            at = max(_proc.wall_of_ticks(min(started)), asked.at + 1e-3)
+            out.append(
+                (
+                    agent,
+                    ev.InputResolved(
+                        tool_use_id=asked.tool_use_id,
+                        at=at,
+                        source="process:approved command running",
+                        epoch=asked.epoch,
+                    ),
+                )
+            )
+        return out
 
     def _forget(self, agent: str, turn: str) -> None:
         self._calls = [c for c in self._calls if (c.agent, c.turn) != (agent, turn)]

@@ -129,7 +129,7 @@ def test_unwritable_run_dir(claude_run, read_only, silent):
     """A run dir the hook cannot write to: exit 0, nothing written, nothing created."""
     read_only(claude_run.run_dir)
     silent(claude_run.run(b"{}", "Stop"))
-    assert sorted(os.listdir(claude_run.run_dir)) == ["claude-code.settings.json"]
+    assert sorted(os.listdir(claude_run.run_dir)) == ["claude-code.settings.json", "provider"]
 
 
 def test_run_dir_open_to_others_is_refused(claude_run, silent):

@@ -28,11 +28,16 @@ from typing import Any, ClassVar
 import pytest
 from harness import anthropic_server as api
 from harness import claude
-from harness.checkpoints import ScenarioRun, describe_chat, event_fields, is_idle_after_turn
+from harness.checkpoints import (
+    ScenarioRun,
+    describe_chat,
+    event_fields,
+    is_idle_after_turn,
+)
 
 import agentspool
 from agentspool import Chat, locate_transcript
-from agentspool.adapters.seam import PendingDialog
+from agentspool.core.seam import PendingDialog
 
 pytestmark = [
     pytest.mark.live,
@@ -354,6 +359,36 @@ def test_permission_prompt_then_approve(make_run: Callable[..., Run]) -> None:
         "tool_result",
         "text",
     ]
+
+
+# Writes a file, so it asks (echo and sleep alone run unasked).
+LONG_COMMAND = {"command": "sleep 8 && echo done > out.txt", "description": "Wait, then write"}
+
+
+def test_approved_command_reads_working_while_it_runs(make_run: Callable[..., Run]) -> None:
+    """No hook fires between the approval and the command's end: the native file turning
+    ``busy`` at the approval is what proves the prompt gone, within a second."""
+    run = make_run([api.tool_use("Bash", LONG_COMMAND), api.text("The command finished.")])
+    tui = run.start_tui()
+    tui.submit("run the long command")
+    run.wait_screen("Do you want to proceed?")
+    run.wait_hook("PermissionRequest")
+    run.wait_native("waiting")
+    run.checkpoint("approval open", lambda c: c.pending_approval is not None)
+
+    approved = time.monotonic()
+    tui.press("Enter")  # "1. Yes" is preselected
+    reads = run.watch(lambda: bool(run.hooks("PostToolUse")), timeout=40)
+    ended = time.monotonic()
+    # ~8 s of the command running, read every 0.25 s: every read from 1 s after the
+    # key until the command's end is working, with no approval pending.
+    run.require_working(reads, approved + 1.0, ended, least=20)
+
+    run.wait_hook("Stop")
+    run.wait_screen("The command finished.")
+    run.wait_native("idle")
+    run.checkpoint("idle after the command", is_idle_after_turn)
+    assert (run.h.cwd / "out.txt").read_text() == "done\n"
 
 
 def test_permission_prompt_denied(make_run: Callable[..., Run]) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters.claude_code._transcript import TranscriptParser
+from agentspool.adapters.common.jsonl import JsonlFollower
 
 CAPTURES = Path(__file__).resolve().parents[2] / "live" / "captures" / "claude-code"
 TRANSCRIPTS = sorted(CAPTURES.glob("*/transcript/**/*.jsonl"))

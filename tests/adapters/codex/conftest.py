@@ -21,7 +21,7 @@ from unittest import mock
 import pytest
 
 from agentspool.adapters.codex import Codex
-from agentspool.adapters.seam import Chat
+from agentspool.core.seam import Chat
 from agentspool.spool import write
 from agentspool.spool.layout import ensure_run_dir
 
@@ -54,6 +54,9 @@ class Replay:
         self._written: dict[str, int] = dict.fromkeys(self.rollouts, 0)
         self._hooks_written = 0
         self.adapter = Codex()
+        self.agent_pid = 0
+        """The codex process the hooks name (the real hook records its parent's pid);
+        0 as in the captures, which kept no process."""
 
     # -- the capture ---------------------------------------------------------------
     def path(self, name: str) -> str:
@@ -106,16 +109,18 @@ class Replay:
                 and self.hooks[self._hooks_written]["time"] <= t
             ):
                 hook = self.hooks[self._hooks_written]
-                self.append_hook(fd, hook["event"], self._payload(hook), hook["time"])
+                self.append_hook(
+                    fd, hook["event"], self._payload(hook), hook["time"], self.agent_pid
+                )
                 self._hooks_written += 1
         finally:
             os.close(fd)
         return self
 
     @staticmethod
-    def append_hook(fd: int, event: str, payload: bytes, at: float) -> None:
+    def append_hook(fd: int, event: str, payload: bytes, at: float, agent_pid: int = 0) -> None:
         with mock.patch.object(write.time, "time_ns", lambda: int(at * 1e9)):
-            record = write.frame(event, payload, len(payload), -1, 0, os.getpid())
+            record = write.frame(event, payload, len(payload), -1, agent_pid, os.getpid())
         write.append(fd, write.EVENTS_FILE, record)
 
     def full(self) -> Replay:

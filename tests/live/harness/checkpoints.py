@@ -19,7 +19,7 @@ import msgspec
 import pytest
 
 from agentspool import locate_transcript, read_chat
-from agentspool.adapters.seam import Chat
+from agentspool.core.seam import Chat
 from agentspool.spool.read import SpoolRecord, read_all
 
 WAIT = 15.0  # how long the evidence may take to land in read_chat
@@ -83,6 +83,16 @@ def describe_chat(chat: Chat | None, messages: int = 10) -> str:
         ),
     ]
     return "\n  ".join(lines)
+
+
+def is_working(chat: Chat) -> bool:
+    """A turn is open and nothing waits on the user."""
+    return (
+        chat.state == "working"
+        and chat.activity == "working"
+        and chat.pending_approval is None
+        and chat.pending_dialog is None
+    )
 
 
 class ScenarioRun:
@@ -160,6 +170,41 @@ class ScenarioRun:
         chat = read_chat(self.provider, self.run_id, self.runtime_dir, path)
         self.last = chat
         return chat
+
+    def watch(
+        self, until: Callable[[], bool], *, period: float = 0.25, timeout: float = 60.0
+    ) -> list[tuple[float, Chat]]:
+        """``read_chat`` every ``period`` seconds, as a watcher would, until ``until()``
+        holds (checked before each read); every read with its ``time.monotonic()``."""
+        reads: list[tuple[float, Chat]] = []
+        deadline = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > deadline:
+                pytest.fail(f"watched {timeout}s and the end never came\n{self.dump()}")
+            started = time.monotonic()
+            reads.append((started, self.read()))
+            time.sleep(max(0.0, period - (time.monotonic() - started)))
+        return reads
+
+    def require_working(
+        self, reads: list[tuple[float, Chat]], since: float, until: float, least: int
+    ) -> None:
+        """Every read taken in [``since``, ``until``) composed ``working`` with nothing
+        pending, and there were at least ``least`` of them."""
+        window = [(t, chat) for t, chat in reads if since <= t < until]
+        bad = [(t, chat) for t, chat in window if not is_working(chat)]
+        if bad or len(window) < least:
+            timeline = "\n  ".join(
+                f"{t - since:+6.2f}s {c.state}/{c.activity} "
+                f"approval={c.pending_approval is not None} dialog={c.pending_dialog is not None}"
+                for t, c in reads
+            )
+            self.last = bad[0][1] if bad else self.last
+            pytest.fail(
+                f"{len(bad)} of {len(window)} reads (≥ {least} wanted) in the window were "
+                f"not working (seconds from the window's start):\n  {timeline}\n{self.dump()}"
+            )
+        self.log.append(f"working throughout: {len(window)} reads")
 
     def checkpoint(
         self,

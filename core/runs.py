@@ -1,0 +1,143 @@
+"""The runs a runtime dir holds, and one summary line per run (``agentspool ls``).
+
+A run dir names its provider in a ``provider`` file (written by ``setup``); a run dir a
+hook created for a session started by hand (installed hooks) is named
+``<provider>-<agent pid>-<start time>``, so its name says it. Core summarises what the
+adapter composed — it interprets no provider signal.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+
+import msgspec
+
+from agentspool.core.seam import Chat, ChatState, PendingApproval, PendingDialog, TaskState
+from agentspool.errors import RuntimeDirError
+from agentspool.spool.layout import private_dir_problem
+from agentspool.spool.write import run_id_problem
+
+PROVIDER_FILE = "provider"
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+# Most urgent first: waiting on the operator, then working, then idle, then ended.
+URGENCY: dict[ChatState, int] = {
+    "question": 0,
+    "needs_input": 1,
+    "working": 2,
+    "idle": 3,
+    "ended": 4,
+}
+
+
+class RunDir(msgspec.Struct, frozen=True, kw_only=True):
+    run_id: str
+    provider: str
+    """``""`` when neither a ``provider`` file nor the name says it."""
+
+
+def write_provider(run_dir: str, provider: str) -> None:
+    from agentspool.spool.files import write_private_file
+
+    write_private_file(os.path.join(run_dir, PROVIDER_FILE), provider.encode() + b"\n")
+
+
+def _provider_of(dir_fd: int, name: str, providers: list[str]) -> str:
+    try:
+        fd = os.open(f"{name}/{PROVIDER_FILE}", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        with os.fdopen(fd, "rb") as fh:
+            written = fh.read(256).decode("utf-8", "replace").strip()
+        if written in providers:
+            return written
+    # Longest first: a provider name may be a prefix of another's.
+    for provider in sorted(providers, key=len, reverse=True):
+        if name.startswith(provider + "-"):
+            return provider
+    return ""
+
+
+def run_dirs(runtime_dir: str, providers: Iterable[str]) -> list[RunDir]:
+    """Every run dir in ``runtime_dir`` (none if it does not exist). Refuses a runtime dir
+    that is not private to this user (``RuntimeDirError``), like every reader."""
+    known = list(providers)
+    try:
+        root = os.open(runtime_dir.rstrip("/") or "/", _DIR)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise RuntimeDirError(runtime_dir, f"cannot open: {exc.strerror}; refused") from None
+    try:
+        problem = private_dir_problem(os.fstat(root))
+        if problem is not None:
+            raise RuntimeDirError(runtime_dir, f"{problem}; refused")
+        found = []
+        for entry in os.scandir(root):
+            if run_id_problem(entry.name) is not None:
+                continue  # dot-names (trash, locks), logs: not runs
+            if not stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
+                continue
+            found.append(RunDir(run_id=entry.name, provider=_provider_of(root, entry.name, known)))
+        return sorted(found, key=lambda r: r.run_id)
+    finally:
+        os.close(root)
+
+
+class RunSummary(msgspec.Struct, kw_only=True):
+    """One run as ``agentspool ls`` shows it."""
+
+    provider: str
+    run_id: str
+    state: ChatState
+    activity: str
+    task_state: TaskState
+    task_reason: str = ""
+    since: float = 0.0
+    """Evidence time of what put the run in its state (0: no evidence carries one)."""
+    cwd: str = ""
+    title: str = ""
+    """The run's first prompt."""
+    pending_approval: PendingApproval | None = None
+    pending_dialog: PendingDialog | None = None
+    session_id: str = ""
+    transcript_path: str = ""
+    pid: int = 0
+
+
+TITLE_CHARS = 120
+
+
+def title_of(chat: Chat) -> str:
+    for message in chat.messages:
+        if message.role == "user" and message.kind == "text" and not message.is_meta:
+            first = " ".join(message.text.split())
+            if first:
+                return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
+    return ""
+
+
+def summarize(provider: str, run_id: str, chat: Chat) -> RunSummary:
+    since = max((e.at for e in chat.evidence[:1]), default=0.0)
+    return RunSummary(
+        provider=provider,
+        run_id=run_id,
+        state=chat.state,
+        activity=chat.activity,
+        task_state=chat.task_state,
+        task_reason=chat.task_reason,
+        since=since,
+        title=title_of(chat),
+        pending_approval=chat.pending_approval,
+        pending_dialog=chat.pending_dialog,
+        session_id=chat.transcript_id,
+        transcript_path=chat.transcript_path,
+    )
+
+
+def by_urgency(runs: Iterable[RunSummary]) -> list[RunSummary]:
+    """Waiting on the operator first (longest waiting first), then working, idle, ended."""
+    return sorted(runs, key=lambda r: (URGENCY[r.state], r.since or float("inf"), r.run_id))
