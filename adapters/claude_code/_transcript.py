@@ -2,11 +2,12 @@
 messages and canonical events, incrementally.
 
 Grammar: docs/providers/claude-code.md §4. One JSONL line per record; one line per
-content block of an API message (all sharing ``message.id``). Lines are decoded through
-small views that declare only the fields read here (msgspec skips the rest cheaply);
-a line that fails to decode is counted as corrupt and skipped, a torn last line is left
-for the next read. ``TranscriptParser.feed`` takes appended bytes only, so a re-read
-costs what was appended, not the file.
+content block of an API message (all sharing ``message.id``). Every line is decoded
+through one small view that declares only the fields read here (msgspec skips the rest
+cheaply), a block of lines in one call (ADR 0009). A line that fails to decode is
+counted (``corrupt``) and skipped, a record type not known here is counted
+(``unknown``), a torn last line is left for the next read. ``TranscriptParser.feed``
+takes appended lines only, so a re-read costs what was appended, not the file.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, PendingDialog, Usage
+from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
 BOOKKEEPING = frozenset(
@@ -77,12 +78,12 @@ def presentation(tool_name: str) -> str:
     return PRESENTATION.get(tool_name, "other")
 
 
-class _Part(msgspec.Struct):
+class _Part(msgspec.Struct, gc=False):
     type: str = ""
     text: str | None = None
 
 
-class _Block(msgspec.Struct):
+class _Block(msgspec.Struct, gc=False):
     type: str = ""
     text: str | None = None
     thinking: str | None = None
@@ -94,14 +95,14 @@ class _Block(msgspec.Struct):
     is_error: bool | None = None
 
 
-class _ApiUsage(msgspec.Struct):
+class _ApiUsage(msgspec.Struct, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
 
 
-class _ApiMessage(msgspec.Struct):
+class _ApiMessage(msgspec.Struct, gc=False):
     id: str | None = None
     role: str = ""
     model: str | None = None
@@ -110,7 +111,12 @@ class _ApiMessage(msgspec.Struct):
     usage: _ApiUsage | None = None
 
 
-class _Line(msgspec.Struct, rename="camel"):
+class _Line(msgspec.Struct, rename="camel", gc=False):
+    """Every record type through one view: the CLI writes ``type`` after the payload
+    of assistant and attachment records, and a tagged union (as the Codex rollout is
+    read) would scan that payload twice, once to find the tag (ADR 0009). Bookkeeping
+    records fit this view too; their few shared fields are read and dropped."""
+
     type: str = ""
     subtype: str | None = None
     uuid: str | None = None
@@ -126,9 +132,24 @@ class _Line(msgspec.Struct, rename="camel"):
     tool_denial_kind: str | None = None
     content: str | None = None
     message: _ApiMessage | None = None
+    tool_use_result: msgspec.Raw = msgspec.Raw()
+    """Read only behind an ``Agent`` call (``_AsyncLaunch``): often large (a Bash result
+    repeats its whole output there, an Edit the whole file), so it stays undecoded."""
 
 
-class _AsyncLaunch(msgspec.Struct):
+class _AnyLine(msgspec.Struct, rename="camel", gc=False):
+    """Second look at a line that does not fit ``_Line``: a record type not known here
+    (counted ``unknown``) or a bookkeeping record (skipped) whose fields have other
+    shapes, or a damaged conversation record (counted ``corrupt``)."""
+
+    type: str = ""
+    is_sidechain: bool = False
+    agent_id: str | None = None
+    session_id: str | None = None
+    timestamp: str | None = None
+
+
+class _AsyncLaunch(msgspec.Struct, gc=False):
     """``toolUseResult`` of an ``Agent`` call: ``{"isAsync": true, "status":
     "async_launched", "agentId": …}`` when the agent runs in the background."""
 
@@ -137,30 +158,13 @@ class _AsyncLaunch(msgspec.Struct):
     agentId: str = ""  # noqa: N815
 
 
-_decode_line = msgspec.json.Decoder(_Line).decode
-
-
-class _LaunchLine(msgspec.Struct, rename="camel"):
-    """Second look at an ``Agent`` result line only: ``toolUseResult`` is often large
-    (a Bash result repeats its whole output there), so the main view never decodes it."""
-
-    tool_use_result: _AsyncLaunch | str | None = None
-
-
-_decode_launch = msgspec.json.Decoder(_LaunchLine).decode
-
-
-# Claude Code writes bookkeeping records with "type" as their first key, and they carry
-# most of a transcript's bytes (api-request blobs and shapes hold whole prompts). Reading
-# the type from the line's first bytes skips them without decoding (observed in 2.1.328;
-# a record in another key order is simply decoded in full).
-_TYPE_FIRST = b'{"type":"'
-_BOOKKEEPING_BYTES = frozenset(t.encode() for t in BOOKKEEPING)
-# Attachment records are chain records (`{"parentUuid":…,"isSidechain":…,"attachment":{…`)
-# whose payload comes before their type: the key within the first bytes identifies them.
-_ATTACHMENT_KEY = b',"attachment":{'
-# Stop-hook summaries (one per turn in the TUI) say their subtype near the start too.
-_HOOK_SUMMARY = b'"subtype":"stop_hook_summary"'
+_line_decoder = msgspec.json.Decoder(_Line)
+_decode_line = _line_decoder.decode
+_decode_lines = _line_decoder.decode_lines
+_decode_any_line = msgspec.json.Decoder(_AnyLine).decode
+_decode_launch = msgspec.json.Decoder(_AsyncLaunch | str | None).decode
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+_CONVERSATION = frozenset({"user", "assistant", "system"})
 
 
 def _text_of(content: str | list[_Part] | None) -> str:
@@ -208,36 +212,74 @@ class TranscriptParser:
         self._usage_seen: set[str] = set()
 
     def feed(self, block: memoryview) -> None:
-        """A block of complete lines, as ``JsonlFollower`` hands them on."""
-        for raw in split_lines(block):
-            self.feed_line(raw)
+        """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
+        call. A block holding a line the decode refuses (corrupt, torn, fields of
+        another shape) is read again line by line, so that line alone is counted and
+        skipped."""
+        try:
+            decoded = _decode_lines(block)
+        except _DECODE_ERRORS:
+            for raw in split_lines(block):
+                self.feed_line(raw)
+            return
+        for line in decoded:
+            self._dispatch(line)
 
     def feed_line(self, raw: bytes) -> None:
-        if raw.startswith(_TYPE_FIRST):
-            end = raw.find(b'"', 9, 64)
-            if end > 0 and raw[9:end] in _BOOKKEEPING_BYTES:
-                return
-        elif (
-            raw.find(_ATTACHMENT_KEY, 0, 128) > 0
-            or raw.find(_HOOK_SUMMARY, 0, 200) > 0
-            or not raw.strip()
-        ):
+        if raw[:1] != b"{" and not raw.strip():
             return
         try:
             line = _decode_line(raw)
+        except msgspec.ValidationError:
+            self._misfit(raw)
+            return
         except (msgspec.DecodeError, UnicodeDecodeError):
             self.corrupt += 1
             return
+        self._dispatch(line)
+
+    def _dispatch(self, line: _Line) -> None:
         kind = line.type
-        if kind in BOOKKEEPING:
+        if kind in BOOKKEEPING or line.subtype == "stop_hook_summary":
+            return  # one summary per turn in the TUI: nothing read, no say on the identity
+        if (line.is_sidechain is not self.sidechain or not self.session_id) and not self._enter(
+            line
+        ):
             return
+        if kind == "user":
+            self._user(line)
+        elif kind == "assistant":
+            self._assistant(line)
+        elif kind == "system":
+            self._system(line)
+        else:
+            self.unknown += 1
+
+    def _misfit(self, raw: bytes) -> None:
+        """A JSON line that does not fit ``_Line``: a conversation record is corrupt;
+        a bookkeeping record or one of a type not known here is taken as any line of
+        theirs (their fields are not read, whatever their shape)."""
+        try:
+            line = _decode_any_line(raw)
+        except _DECODE_ERRORS:
+            self.corrupt += 1  # not even an object with a string type
+            return
+        if line.type in _CONVERSATION:
+            self.corrupt += 1
+        elif line.type not in BOOKKEEPING and self._enter(line):
+            self.unknown += 1
+
+    def _enter(self, line: _Line | _AnyLine) -> bool:
+        """What every conversation record does first; ``False``: not this file's.
+        Nothing to do once the side and the session are known and the record is of the
+        same side, so ``_dispatch`` calls it only otherwise."""
         if self.sidechain is None:
             # A subagent's own file (`<session>/subagents/agent-<id>.jsonl`) holds only
             # sidechain records: it is read as that agent's conversation.
             self.sidechain = line.is_sidechain
             self.agent_id = line.agent_id or "" if line.is_sidechain else ""
         if line.is_sidechain != self.sidechain:
-            return  # 2.1.328 keeps subagent records out of the main file; older CLIs did not
+            return False  # 2.1.328 keeps subagent records out of the main file; older CLIs did
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
             self.events.append(
@@ -248,16 +290,10 @@ class TranscriptParser:
                     source="transcript:first-record",
                 )
             )
-        if kind == "user":
-            self._user(line, raw)
-        elif kind == "assistant":
-            self._assistant(line)
-        elif kind == "system":
-            self._system(line)
-        else:
-            self.unknown += 1
+        return True
 
     def _add(self, message: Message) -> None:
+        """Appends with the next ``seq`` (the hot handlers build their message with it)."""
         message.seq = len(self.messages) + 1
         if self.agent_id:
             message.agent_id = self.agent_id
@@ -268,7 +304,7 @@ class TranscriptParser:
         stable as ``seq`` across re-reads)."""
         return line.uuid or f"line-{len(self.messages)}"
 
-    def _user(self, line: _Line, raw: bytes) -> None:
+    def _user(self, line: _Line) -> None:
         msg = line.message
         if msg is None:
             return
@@ -283,18 +319,21 @@ class TranscriptParser:
                     tool_use_id = block.tool_use_id or ""
                     name = self.open_tools.pop(tool_use_id, ("", {}))[0]
                     if name in ("Agent", "Task"):
-                        self._launched(raw)
-                    self._add(
+                        self._launched(line.tool_use_result)
+                    content = block.content
+                    self.messages.append(
                         Message(
+                            seq=len(self.messages) + 1,
                             id=f"{uid}:{i}",
                             kind="tool_result",
                             role="tool",
-                            text=_text_of(block.content),
+                            text=content if isinstance(content, str) else _text_of(content),
                             timestamp=stamp,
                             tool_name=name,
                             tool_use_id=tool_use_id,
-                            parent_id=line.parent_uuid or "",
                             is_error=bool(block.is_error),
+                            parent_id=line.parent_uuid or "",
+                            agent_id=self.agent_id,
                         )
                     )
                     self.events.append(
@@ -378,7 +417,6 @@ class TranscriptParser:
         msg = line.message
         if msg is None:
             return
-        at = epoch_seconds(line.timestamp)
         uid = self._uid(line)
         stamp = line.timestamp or ""
         message_id = msg.id or ""
@@ -393,64 +431,51 @@ class TranscriptParser:
             if isinstance(msg.content, list)
             else [_Block(type="text", text=msg.content or "")]
         )
+        parent = line.parent_uuid or ""
+        kind: MessageKind
         for i, block in enumerate(blocks):
             bid = uid if len(blocks) == 1 else f"{uid}:{i}"
-            common: dict[str, Any] = {
-                "id": bid,
-                "role": "assistant",
-                "timestamp": stamp,
-                "parent_id": line.parent_uuid or "",
-                "message_id": message_id,
-                "usage": usage,
-            }
-            usage = None
+            block_usage, usage = usage, None  # on the message's first block only
             if line.is_api_error_message:
-                self._add(Message(kind="error", text=block.text or "", is_error=True, **common))
+                kind, text = "error", block.text or ""
             elif block.type == "text":
-                self._add(Message(kind="text", text=block.text or "", **common))
+                kind, text = "text", block.text or ""
             elif block.type == "thinking":
-                self._add(Message(kind="thinking", text=block.thinking or "", **common))
+                kind, text = "thinking", block.thinking or ""
             elif block.type == "tool_use":
-                name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
-                self.open_tools[tool_use_id] = (name, tool_input)
-                self._add(
-                    Message(
-                        kind="tool_call",
-                        tool_name=name,
-                        tool_use_id=tool_use_id,
-                        tool_input=tool_input,
-                        presentation=presentation(name),
-                        **common,
-                    )
+                self._tool_use(
+                    block,
+                    bid=bid,
+                    stamp=stamp,
+                    parent=parent,
+                    message_id=message_id,
+                    usage=block_usage,
                 )
-                self.events.append(
-                    ev.ToolStarted(
-                        turn_id=self.turn,
-                        tool_use_id=tool_use_id,
-                        tool_name=name,
-                        at=at,
-                        source="transcript:tool_use",
-                    )
+                continue
+            else:
+                continue
+            self.messages.append(
+                Message(
+                    seq=len(self.messages) + 1,
+                    id=bid,
+                    kind=kind,
+                    role="assistant",
+                    text=text,
+                    timestamp=stamp,
+                    is_error=kind == "error",
+                    parent_id=parent,
+                    agent_id=self.agent_id,
+                    usage=block_usage,
+                    message_id=message_id,
                 )
-                if name in DIALOG_TOOLS:
-                    # The tool's execution *is* the dialog: while it has no result, the
-                    # question/plan is on screen (docs/providers/claude-code.md §3.3).
-                    self.events.append(
-                        ev.InputRequested(
-                            turn_id=self.turn,
-                            kind="question",
-                            tool_use_id=tool_use_id,
-                            tool_name=name,
-                            tool_input=tool_input,
-                            at=at,
-                            source="transcript:tool_use",
-                            dialog=dialog_for(name, tool_use_id, tool_input),
-                        )
-                    )
+            )
         if line.is_api_error_message:
             self.events.append(
                 ev.TurnStopped(
-                    turn_id=self.turn, outcome="failed", at=at, source="transcript:api-error"
+                    turn_id=self.turn,
+                    outcome="failed",
+                    at=epoch_seconds(stamp),
+                    source="transcript:api-error",
                 )
             )
         elif msg.stop_reason in ("end_turn", "stop_sequence") and msg.model != "<synthetic>":
@@ -458,16 +483,71 @@ class TranscriptParser:
                 ev.TurnStopped(
                     turn_id=self.turn,
                     outcome="completed",
-                    at=at,
+                    at=epoch_seconds(stamp),
                     source=f"transcript:stop_reason={msg.stop_reason}",
                     background=self._running(),
                 )
             )
 
-    def _launched(self, raw: bytes) -> None:
+    def _tool_use(
+        self,
+        block: _Block,
+        *,
+        bid: str,
+        stamp: str,
+        parent: str,
+        message_id: str,
+        usage: Usage | None,
+    ) -> None:
+        at = epoch_seconds(stamp)
+        name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
+        self.open_tools[tool_use_id] = (name, tool_input)
+        self.messages.append(
+            Message(
+                seq=len(self.messages) + 1,
+                id=bid,
+                kind="tool_call",
+                role="assistant",
+                timestamp=stamp,
+                tool_name=name,
+                tool_use_id=tool_use_id,
+                tool_input=tool_input,
+                presentation=presentation(name),
+                parent_id=parent,
+                agent_id=self.agent_id,
+                usage=usage,
+                message_id=message_id,
+            )
+        )
+        self.events.append(
+            ev.ToolStarted(
+                turn_id=self.turn,
+                tool_use_id=tool_use_id,
+                tool_name=name,
+                at=at,
+                source="transcript:tool_use",
+            )
+        )
+        if name in DIALOG_TOOLS:
+            # The tool's execution *is* the dialog: while it has no result, the
+            # question/plan is on screen (docs/providers/claude-code.md §3.3).
+            self.events.append(
+                ev.InputRequested(
+                    turn_id=self.turn,
+                    kind="question",
+                    tool_use_id=tool_use_id,
+                    tool_name=name,
+                    tool_input=tool_input,
+                    at=at,
+                    source="transcript:tool_use",
+                    dialog=dialog_for(name, tool_use_id, tool_input),
+                )
+            )
+
+    def _launched(self, result: msgspec.Raw) -> None:
         try:
-            launch = _decode_launch(raw).tool_use_result
-        except (msgspec.DecodeError, UnicodeDecodeError):
+            launch = _decode_launch(result)
+        except _DECODE_ERRORS:
             return  # another shape: nothing launched
         if not isinstance(launch, _AsyncLaunch):
             return  # a string result (denied, failed): nothing launched
