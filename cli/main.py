@@ -9,9 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from agentspool import __version__
 from agentspool.errors import AgentspoolError, TranscriptGoneError
+
+if TYPE_CHECKING:
+    from agentspool.adapters.seam import Chat
 
 EXIT_ERROR = 1
 EXIT_TRANSCRIPT_GONE = 3
@@ -172,6 +176,8 @@ def _cmd_read(args: argparse.Namespace) -> int:
     if path is None:
         path = api.locate_transcript(args.provider, args.run_id, runtime_dir)
     chat = api.read_chat(args.provider, args.run_id, runtime_dir, path, ended=args.ended)
+    if chat.drift:
+        print(drift_warning(args.provider, args.run_id, chat), file=sys.stderr)
     if args.json:
         import msgspec
 
@@ -193,6 +199,15 @@ def _cmd_read(args: argparse.Namespace) -> int:
         print(f"  evidence: {evidence.source} {evidence.detail}".rstrip())
     print(f"  {len(chat.messages)} messages; transcript {path or '(not located yet)'}")
     return 0
+
+
+def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
+    """One line: which CLI version wrote what this agentspool does not know (ADR 0014)."""
+    version = chat.drift.cli_version or "version not stated"
+    return (
+        f"agentspool: warning: {run_id}: {provider} {version} wrote records this "
+        f"agentspool does not know (state may be incomplete): {chat.drift.describe()}"
+    )
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

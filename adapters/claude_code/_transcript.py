@@ -18,8 +18,10 @@ import msgspec
 
 from agentspool.adapters import events as ev
 from agentspool.adapters._dialogs import question_dialog
+from agentspool.adapters._drift import DriftCounter
 from agentspool.adapters._jsonl import split_lines
 from agentspool.adapters._stamps import epoch_seconds
+from agentspool.adapters.claude_code._schema import TRANSCRIPT_FIELDS
 from agentspool.adapters.seam import Message, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
@@ -126,6 +128,7 @@ class _Line(msgspec.Struct, rename="camel"):
     tool_denial_kind: str | None = None
     content: str | None = None
     message: _ApiMessage | None = None
+    version: str | None = None
 
 
 class _AsyncLaunch(msgspec.Struct):
@@ -198,6 +201,9 @@ class TranscriptParser:
         self.session_id = ""
         self.corrupt = 0
         self.unknown = 0
+        self.drift = DriftCounter(TRANSCRIPT_FIELDS)
+        self.cli_version = ""
+        """The latest ``version`` a record names (a resumed session may be a newer CLI's)."""
         self.turn = ""
         self.sidechain: bool | None = None
         self.agent_id = ""
@@ -238,6 +244,11 @@ class TranscriptParser:
             self.agent_id = line.agent_id or "" if line.is_sidechain else ""
         if line.is_sidechain != self.sidechain:
             return  # 2.1.328 keeps subagent records out of the main file; older CLIs did not
+        shape = kind if line.subtype is None else f"{kind}:{line.subtype}"
+        if shape not in self.drift.checked:
+            self.drift.see(shape, raw)
+        if line.version:
+            self.cli_version = line.version
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
             self.events.append(

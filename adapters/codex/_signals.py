@@ -14,8 +14,10 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters import events as ev
+from agentspool.adapters._drift import DriftCounter
 from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
+from agentspool.adapters.codex._schema import HOOK_FIELDS
 from agentspool.spool.read import SpoolRecord
 
 # Hooks name a call's tool as Claude Code would ("Bash"); the rollout's name for the
@@ -69,6 +71,7 @@ class HookTranslator:
     def __init__(self) -> None:
         self.transcript_path = ""
         self.undecodable = 0
+        self.drift = DriftCounter(HOOK_FIELDS)
         # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
         # so it is matched to the latest unfinished call of the same turn and tool.
         self._calls: list[_Call] = []
@@ -81,6 +84,8 @@ class HookTranslator:
             self.undecodable += 1
             return []
         name = record.event
+        if name not in self.drift.checked and not record.truncated:
+            self.drift.see(name, record.payload)
         if hook.transcript_path and not hook.agent_id and name not in _NOT_LOCATING:
             self.transcript_path = hook.transcript_path
         agent = hook.agent_id
