@@ -7,8 +7,10 @@ is installed with npm into its own prefix under ``$AGENTSPOOL_COMPAT_DIR`` (defa
 ``$TMPDIR/agentspool-compat``), reused when already there, and the scenario module runs
 with the harness pointed at that binary (``AGENTSPOOL_CLAUDE_BIN`` /
 ``AGENTSPOOL_CODEX_BIN``). A version whose scenarios fail is listed as failing, with
-the count; one whose install fails is listed as not installed. ``--update-readme``
-writes the table into README.md between its compat markers.
+the count; one whose install fails is listed as not installed. Every ``read_chat`` the
+scenarios make is observed (``compat_drift.py``): the table also says what that version
+wrote that agentspool does not know (ADR 0014). ``--update-readme`` writes the table
+into README.md between its compat markers.
 
 Exit status: 0 when every version passed, 1 otherwise.
 """
@@ -24,8 +26,9 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 LIVE_DIR = Path(__file__).resolve().parent
 REPO = LIVE_DIR.parent.parent
@@ -65,6 +68,33 @@ class Outcome:
     failed: int = 0
     skipped: int = 0
     problem: str = ""
+    drift: dict[str, Any] = field(default_factory=dict)
+    """What the scenarios' reads did not know (compat_drift.py's report)."""
+
+    @property
+    def unknown(self) -> str:
+        """Counts per source, for the table's last column."""
+        parts = []
+        for source in ("transcript", "spool", "native"):
+            seen = self.drift.get(source) or {}
+            counts = [
+                f"{len(seen.get('types', []))} types" if seen.get("types") else "",
+                f"{len(seen.get('fields', []))} fields" if seen.get("fields") else "",
+                f"{seen['corrupt']} unreadable" if seen.get("corrupt") else "",
+            ]
+            if any(counts):
+                parts.append(f"{source}: " + ", ".join(c for c in counts if c))
+        if not self.drift:
+            return "—"
+        return "; ".join(parts) or "nothing"
+
+    def details(self) -> list[str]:
+        names = []
+        for source in ("transcript", "spool", "native"):
+            seen = self.drift.get(source) or {}
+            names += [f"{source} type `{n}`" for n in seen.get("types", [])]
+            names += [f"{source} field `{n}`" for n in seen.get("fields", [])]
+        return names
 
     @property
     def result(self) -> str:
@@ -91,7 +121,7 @@ def newest(package: str) -> str:
         timeout=120,
     ).stdout
     stable = [v for v in json.loads(out) if _STABLE.match(v)]
-    return max(stable, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return str(max(stable, key=lambda v: tuple(int(p) for p in v.split("."))))
 
 
 def binary_for(cli: Cli, version: str, cache: Path) -> Path:
@@ -125,10 +155,12 @@ def binary_for(cli: Cli, version: str, cache: Path) -> Path:
 def run_scenarios(cli: Cli, version: str, binary: Path, pytest_args: list[str]) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="agentspool-compat-") as tmp:
         report = Path(tmp) / "junit.xml"
+        drift_report = Path(tmp) / "drift.json"
         env = {
             **os.environ,
             f"{cli.env_prefix}_BIN": str(binary),
             f"{cli.env_prefix}_VERSION": version,
+            "AGENTSPOOL_COMPAT_DRIFT": str(drift_report),
         }
         subprocess.run(
             [
@@ -137,6 +169,8 @@ def run_scenarios(cli: Cli, version: str, binary: Path, pytest_args: list[str]) 
                 "pytest",
                 cli.scenarios,
                 "-q",
+                "-p",
+                "compat_drift",
                 f"--junitxml={report}",
                 *pytest_args,
             ],
@@ -152,20 +186,30 @@ def run_scenarios(cli: Cli, version: str, binary: Path, pytest_args: list[str]) 
         total = int(suite.get("tests", 0))
         failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
         skipped = int(suite.get("skipped", 0))
-        return Outcome(cli, version, total - failed - skipped, failed, skipped)
+        drift = json.loads(drift_report.read_text()) if drift_report.exists() else {}
+        problem = ""
+        if drift.get("versions") and drift["versions"] != [version]:
+            problem = f"transcripts name {', '.join(drift['versions'])}"
+        return Outcome(cli, version, total - failed - skipped, failed, skipped, problem, drift)
 
 
 def table(outcomes: list[Outcome], when: str) -> str:
     rows = [
         f"Tier-2 scenarios, run by `make compat` on {when}:",
         "",
-        "| CLI | version | passed | failed | skipped | result |",
-        "|---|---|---|---|---|---|",
+        "| CLI | version | passed | failed | skipped | result | not known to agentspool |",
+        "|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         rows.append(
-            f"| {o.cli.name} | {o.version} | {o.passed} | {o.failed} | {o.skipped} | {o.result} |"
+            f"| {o.cli.name} | {o.version} | {o.passed} | {o.failed} | {o.skipped} "
+            f"| {o.result} | {o.unknown} |"
         )
+    notes = [o for o in outcomes if o.details()]
+    if notes:
+        rows.append("")
+    for o in notes:
+        rows.append(f"- {o.cli.name} {o.version}: " + ", ".join(o.details()))
     return "\n".join(rows)
 
 
