@@ -6,7 +6,8 @@ Grammar: research/codex-0.169.0.md §4. Every line is an envelope
 union of one view per record type: each declares only the payload fields read here
 (msgspec skips the rest cheaply), so bookkeeping records cost a skip. A line that fails
 to decode is counted (``corrupt``) and skipped; a record type not known here is counted
-(``unknown``); neither is ever fatal. ``RolloutParser.feed`` takes a block of complete
+(``unknown``); neither is ever fatal. Both, and fields not known on the first record of
+each shape, are schema drift (``drift``, ADR 0014). ``RolloutParser.feed`` takes a block of complete
 lines and decodes it in one call (``feed_line`` takes one line); a follower
 (``_jsonl.JsonlFollower``, or ``ZstFollower`` for ``.jsonl.zst``) hands it what was
 appended, so a re-read costs what was appended, not the file.

@@ -78,8 +78,8 @@ class Outcome:
         for source in ("transcript", "spool", "native"):
             seen = self.drift.get(source) or {}
             counts = [
-                f"{len(seen.get('types', []))} types" if seen.get("types") else "",
-                f"{len(seen.get('fields', []))} fields" if seen.get("fields") else "",
+                _count(len(seen.get("types", [])), "type"),
+                _count(len(seen.get("fields", [])), "field"),
                 f"{seen['corrupt']} unreadable" if seen.get("corrupt") else "",
             ]
             if any(counts):
@@ -105,6 +105,10 @@ class Outcome:
         if not self.passed:
             return "not run (all skipped)"
         return "pass"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}" if n else ""
 
 
 def pinned(package: str) -> str:
