@@ -1,5 +1,5 @@
 # Strict editable mode: a real link tree the -S hook command can import from, and no
-# import-hook .pth costing ~12 ms per interpreter start (research/style.md §3.2). Files
+# import-hook .pth costing ~12 ms per interpreter start (ADR 0002). Files
 # added after installing appear only after `make install` again.
 PY ?= .venv/bin/python
 

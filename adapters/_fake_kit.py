@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import uuid
 
-from agentspool.adapters import events as ev
 from agentspool.adapters.fake import Line, emit, write_line
-from agentspool.adapters.seam import Message, Usage
+from agentspool.core import events as ev
+from agentspool.core.seam import Message, Usage
 
 
 class Kit:

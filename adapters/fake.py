@@ -13,12 +13,12 @@ from typing import ClassVar
 
 import msgspec
 
-from agentspool.adapters._jsonl import JsonlFollower, split_lines
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters._spooled import SpoolMethods
-from agentspool.adapters.compose import compose_chat
-from agentspool.adapters.events import Event
-from agentspool.adapters.seam import Capabilities, Chat, Message, Spawn, Trust
+from agentspool.adapters.common.jsonl import JsonlFollower, split_lines
+from agentspool.adapters.common.spooled import SpoolMethods
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event
+from agentspool.core.merge import EventMerger
+from agentspool.core.seam import Capabilities, Chat, Message, Spawn, Trust
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import ensure_run_dir, run_dir
@@ -51,6 +51,7 @@ def emit(runtime_dir: str, run_id: str, event: Event) -> None:
 class ScriptedAdapter(SpoolMethods):
     name: ClassVar[str] = "fake"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
+    executable: ClassVar[str] = ""
 
     def setup(
         self,

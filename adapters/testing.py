@@ -31,12 +31,12 @@ import os
 import types
 import weakref
 from collections.abc import Iterator
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import pytest
 
 from agentspool.adapters import registry
-from agentspool.adapters.seam import Adapter
+from agentspool.core.seam import Adapter
 from agentspool.errors import DeltaParseError, TranscriptGoneError
 from agentspool.spool.layout import ensure_run_dir
 
@@ -62,7 +62,9 @@ class Kit(Protocol):
 
 
 def enrolled() -> list[str]:
-    return [*registry.names(), "fake"]
+    """The built-in adapters and the fake (an installed adapter runs the suite through
+    its own subclass of ``AdapterConformance``)."""
+    return [*registry.builtin_names(), "fake"]
 
 
 def load_adapter(name: str) -> Adapter:
@@ -83,14 +85,38 @@ def load_kit(name: str) -> Kit:
 
 
 class AdapterConformance:
-    """Mix into a test class that provides an ``adapter_name`` fixture."""
+    """The suite, as a base class. An adapter outside this package runs it with a
+    subclass that names its adapter and kit classes::
+
+        from agentspool.adapters.testing import AdapterConformance
+
+        class TestMyAdapter(AdapterConformance):
+            adapter_class = MyAdapter
+            kit_class = MyKit
+
+    Inside the package, a test class overrides the ``adapter_name`` fixture instead
+    (``tests/adapters/test_conformance.py`` parametrizes it over ``enrolled()``).
+    """
+
+    adapter_class: ClassVar[type[Adapter] | None] = None
+    kit_class: ClassVar[type[Kit] | None] = None
+
+    @pytest.fixture
+    def adapter_name(self) -> str:
+        if self.adapter_class is None:
+            pytest.fail("set adapter_class (and kit_class) on the conformance subclass")
+        return self.adapter_class.name
 
     @pytest.fixture
     def adapter(self, adapter_name: str) -> Adapter:
+        if self.adapter_class is not None:
+            return self.adapter_class()
         return load_adapter(adapter_name)
 
     @pytest.fixture
     def kit(self, adapter_name: str) -> Kit:
+        if self.kit_class is not None:
+            return self.kit_class()
         return load_kit(adapter_name)
 
     @pytest.fixture

@@ -1,41 +1,168 @@
 """agentspool: know what each coding-agent CLI run is doing, from evidence.
 
-The public surface is imported lazily (a module-level ``__getattr__``): hooks import
-through this package, and they must not pay for msgspec on every tool call.
+Everything a library user needs is importable from here, and from here only (the
+modules behind it are internal)::
+
+    from agentspool import setup, read_chat, Chat
+
+    spawn = setup("claude-code", "run-1")          # before spawning the agent
+    chat = read_chat("claude-code", "run-1")       # any time after
+    chat.state                                     # idle | working | needs_input | question | ended
+
+The surface is resolved lazily (a module-level ``__getattr__``): hooks import through
+this package, and they must not pay for msgspec on every tool call.
 """
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agentspool.adapters.seam import Chat, Spawn
     from agentspool.api import (
+        Declaration,
+        declare,
         locate_transcript,
+        providers,
         read_chat,
+        run,
         setup,
         spool_sig,
         sweep_spools,
+        untrust,
     )
+    from agentspool.core.detail import SessionDetail, assemble_session_detail
+    from agentspool.core.seam import (
+        Activity,
+        Adapter,
+        Capabilities,
+        Chat,
+        ChatState,
+        DialogOption,
+        DialogQuestion,
+        Evidence,
+        Message,
+        PendingApproval,
+        PendingDialog,
+        Spawn,
+        TaskState,
+        Trust,
+        Usage,
+    )
+    from agentspool.core.store import SessionStore
+    from agentspool.errors import (
+        AgentspoolError,
+        CompressedRolloutError,
+        DeclarationError,
+        DeltaParseError,
+        RunIdError,
+        RuntimeDirError,
+        SettingsError,
+        StoreError,
+        TranscriptGoneError,
+        UnknownProviderError,
+        UnsupportedError,
+    )
+    from agentspool.spool.sweep import SweepReport
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "Declaration",
+            "declare",
+            "locate_transcript",
+            "providers",
+            "read_chat",
+            "run",
+            "setup",
+            "spool_sig",
+            "sweep_spools",
+            "untrust",
+        ],
+        "agentspool.api",
+    ),
+    **dict.fromkeys(
+        [
+            "Activity",
+            "Adapter",
+            "Capabilities",
+            "Chat",
+            "ChatState",
+            "DialogOption",
+            "DialogQuestion",
+            "Evidence",
+            "Message",
+            "PendingApproval",
+            "PendingDialog",
+            "Spawn",
+            "TaskState",
+            "Trust",
+            "Usage",
+        ],
+        "agentspool.core.seam",
+    ),
+    "SessionDetail": "agentspool.core.detail",
+    "assemble_session_detail": "agentspool.core.detail",
+    "SessionStore": "agentspool.core.store",
+    "SweepReport": "agentspool.spool.sweep",
+    **dict.fromkeys(
+        [
+            "AgentspoolError",
+            "CompressedRolloutError",
+            "DeclarationError",
+            "DeltaParseError",
+            "RunIdError",
+            "RuntimeDirError",
+            "SettingsError",
+            "StoreError",
+            "TranscriptGoneError",
+            "UnknownProviderError",
+            "UnsupportedError",
+        ],
+        "agentspool.errors",
+    ),
+}
 __all__ = [
+    "Activity",
+    "Adapter",
+    "AgentspoolError",
+    "Capabilities",
     "Chat",
+    "ChatState",
+    "CompressedRolloutError",
+    "Declaration",
+    "DeclarationError",
+    "DeltaParseError",
+    "DialogOption",
+    "DialogQuestion",
+    "Evidence",
+    "Message",
+    "PendingApproval",
+    "PendingDialog",
+    "RunIdError",
+    "RuntimeDirError",
+    "SessionDetail",
+    "SessionStore",
+    "SettingsError",
     "Spawn",
+    "StoreError",
+    "SweepReport",
+    "TaskState",
+    "TranscriptGoneError",
+    "Trust",
+    "UnknownProviderError",
+    "UnsupportedError",
+    "Usage",
     "__version__",
+    "assemble_session_detail",
+    "declare",
     "locate_transcript",
+    "providers",
     "read_chat",
+    "run",
     "setup",
     "spool_sig",
     "sweep_spools",
+    "untrust",
 ]
-
-_LAZY = {
-    "Chat": "agentspool.adapters.seam",
-    "Spawn": "agentspool.adapters.seam",
-    "locate_transcript": "agentspool.api",
-    "read_chat": "agentspool.api",
-    "setup": "agentspool.api",
-    "spool_sig": "agentspool.api",
-    "sweep_spools": "agentspool.api",
-}
 
 
 def __getattr__(name: str) -> object:
@@ -44,7 +171,9 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'agentspool' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # resolved once
+    return value
 
 
 def __dir__() -> list[str]:

@@ -1,32 +1,72 @@
-"""The public library functions, each a thin call through the provider's adapter."""
+"""The public library functions, each a thin call through the provider's adapter.
+
+One convention for every argument: ``None`` means "the default" — the default runtime
+dir (``default_runtime_dir()``), the transcript located from the run's own evidence
+(``locate_transcript``). A transcript-only read is ``live=False``; an empty string never
+carries a second meaning here (it does on the adapter seam, ``agentspool.core.seam``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from agentspool.adapters import registry
-from agentspool.adapters.seam import Chat, Spawn, Trust
-from agentspool.spool import sweep as _sweep
-from agentspool.spool.layout import default_runtime_dir
+from agentspool.core.seam import Chat, Spawn, TaskState, Trust
+from agentspool.errors import DeclarationError, UnsupportedError
+from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
+from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
+
+if TYPE_CHECKING:
+    from agentspool.spool.sweep import SweepReport
+
+__all__ = [
+    "DEFAULT_MIN_IDLE",
+    "Declaration",
+    "declare",
+    "locate_transcript",
+    "providers",
+    "read_chat",
+    "run",
+    "setup",
+    "spool_sig",
+    "sweep_spools",
+    "untrust",
+]
+
+
+def providers() -> list[str]:
+    """The names of every registered provider adapter (built-in and installed)."""
+    return registry.names()
+
+
+def _runtime(runtime_dir: str | None) -> str:
+    return runtime_dir if runtime_dir else default_runtime_dir()
 
 
 def setup(
     provider: str,
     run_id: str,
-    runtime_dir: str = "",
+    runtime_dir: str | None = None,
     *,
     trust: Trust = "bypass",
     config_home: str | None = None,
 ) -> Spawn:
-    """Arm hooks for one run; append ``Spawn.args`` (and ``Spawn.env``) to the agent.
+    """Arm hooks for one run; spawn the agent with ``Spawn.args`` appended and
+    ``Spawn.env`` in its environment.
 
     ``trust``: for a CLI that runs hooks only once trusted (``Capabilities.hook_trust``),
     ``"bypass"`` adds its bypass flag, ``"config"`` records the trust in its config under
-    ``config_home`` (README, "the hook trust gate").
+    ``config_home`` (README, "the hook trust gate"); other CLIs refuse ``"config"``
+    (``UnsupportedError``).
     """
-    return registry.load(provider).setup(
-        run_id, runtime_dir or default_runtime_dir(), trust=trust, config_home=config_home
-    )
+    adapter = registry.load(provider)
+    if trust != "bypass" and not adapter.capabilities.hook_trust:
+        raise UnsupportedError(provider, f"has no hook trust gate: trust={trust!r}")
+    return adapter.setup(run_id, _runtime(runtime_dir), trust=trust, config_home=config_home)
 
 
 def untrust(provider: str, config_home: str | None = None) -> bool:
@@ -34,35 +74,253 @@ def untrust(provider: str, config_home: str | None = None) -> bool:
     return registry.load(provider).untrust(config_home)
 
 
-def spool_sig(provider: str, run_id: str, runtime_dir: str = "") -> str:
-    return registry.load(provider).spool_sig(run_id, runtime_dir or default_runtime_dir())
+def spool_sig(provider: str, run_id: str, runtime_dir: str | None = None) -> str:
+    """A cheap digest (stat only, no reads) that changes whenever the run's live evidence
+    changes: poll it, and call ``read_chat`` again only when it moved.
+
+    Like every read, raises ``RuntimeDirError`` for a runtime dir or run dir that is a
+    symlink, another user's, or writable by group or others (ADR 0013).
+    """
+    return registry.load(provider).spool_sig(run_id, _runtime(runtime_dir))
 
 
 def sweep_spools(
-    runtime_dir: str,
-    keep: Iterable[str],
+    runtime_dir: str | None = None,
+    keep: Iterable[str] = (),
     *,
     dry_run: bool = False,
-    min_idle: float = _sweep.DEFAULT_MIN_IDLE,
+    min_idle: float = DEFAULT_MIN_IDLE,
     archive: str | None = None,
-) -> _sweep.SweepReport:
-    return _sweep.sweep_spools(
-        runtime_dir or default_runtime_dir(),
-        keep,
-        dry_run=dry_run,
-        min_idle=min_idle,
-        archive=archive,
-    )
+) -> SweepReport:
+    """Remove the spools of runs outside ``keep`` (never one written within ``min_idle``
+    seconds); with ``archive``, move each removed run's evidence there first."""
+    from agentspool.spool.sweep import sweep_spools as sweep
+
+    return sweep(_runtime(runtime_dir), keep, dry_run=dry_run, min_idle=min_idle, archive=archive)
 
 
-def locate_transcript(provider: str, run_id: str, runtime_dir: str = "") -> str:
-    return registry.load(provider).locate_transcript(run_id, runtime_dir or default_runtime_dir())
+def locate_transcript(provider: str, run_id: str, runtime_dir: str | None = None) -> str:
+    """The run's current transcript (after ``/clear`` the new one); ``""`` while no
+    evidence has named one that exists yet. Raises ``RuntimeDirError`` for a dir that is
+    not private (ADR 0013)."""
+    return registry.load(provider).locate_transcript(run_id, _runtime(runtime_dir))
 
 
 def read_chat(
-    provider: str, run_id: str, runtime_dir: str, transcript_path: str, *, ended: bool = False
+    provider: str,
+    run_id: str,
+    runtime_dir: str | None = None,
+    transcript_path: str | None = None,
+    *,
+    live: bool = True,
+    ended: bool = False,
 ) -> Chat:
-    """The run's composed state; ``ended=True`` for a run core knows has terminated."""
+    """The run's composed state and conversation.
+
+    ``transcript_path=None`` locates it (``""``: not known yet — live signals still
+    count). ``live=False`` reads the transcript alone, no hook spool or status file.
+    ``ended=True``: the run has terminated — the state is ``ended``, read transcript-only
+    (a run whose ledger records its end, e.g. one ``run`` spawned, reads so by itself).
+    The task state is the run's last declaration (``agentspool lifecycle``).
+    Raises ``TranscriptGoneError`` when a named transcript no longer exists, and
+    ``RuntimeDirError`` when the run's spool or ledger would come from a runtime dir or
+    run dir that is a symlink, another user's, or writable by group or others (ADR 0013:
+    evidence only from the user's own files; nothing is created or repaired, a missing
+    dir is no evidence).
+    """
+    from agentspool.core import ledger
     from agentspool.core.reader import read_run
 
-    return read_run(registry.load(provider), run_id, runtime_dir, transcript_path, ended=ended)
+    runtime = _runtime(runtime_dir)
+    adapter = registry.load(provider)
+    life = ledger.lifecycle(run_dir(runtime, run_id))
+    if transcript_path is None:
+        transcript_path = adapter.locate_transcript(run_id, runtime)
+        if not transcript_path and life.ended is not None:
+            transcript_path = life.ended.transcript_path  # its spool may be swept since
+    return read_run(
+        adapter, run_id, runtime if live else "", transcript_path, ended=ended, lifecycle=life
+    )
+
+
+def run(
+    provider: str,
+    cli_args: Sequence[str] = (),
+    *,
+    run_id: str | None = None,
+    runtime_dir: str | None = None,
+    keep: bool = False,
+    executable: str | None = None,
+    trust: Trust = "bypass",
+) -> int:
+    """The spawn wrapper: arm a run, run the agent CLI in it, return the CLI's status.
+
+    Executes ``executable`` (default: the adapter's command on ``PATH``) with the run's
+    ``Spawn.args`` and then ``cli_args``, ``Spawn.env`` added to this environment. Signals
+    sent to this process (TERM, HUP, USR1, USR2; INT and QUIT too unless a terminal
+    already delivers them to the agent, which shares its foreground process group) are
+    forwarded. When the CLI exits, the run's ledger records the end (``RunEnded``: the
+    status, ``128 + N`` for signal N, and the transcript), so the run reads ``ended``
+    from then on; then its spool is swept — only the ledger stays — unless ``keep``.
+    """
+    import secrets
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    from agentspool.core import ledger
+    from agentspool.core.events import RunEnded
+
+    adapter = registry.load(provider)
+    command = executable or adapter.executable
+    found = shutil.which(command) if command else None
+    if found is None:
+        raise UnsupportedError(provider, f"cannot be run: {command or 'no command'!r} not found")
+    run_id = run_id or f"{provider}-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
+    runtime = _runtime(runtime_dir)
+    spawn = setup(provider, run_id, runtime, trust=trust)
+    argv = [found, *spawn.args, *cli_args]
+    children: list[subprocess.Popen[bytes]] = []
+    terminal = {signal.SIGINT, signal.SIGQUIT}
+
+    def forward(signum: int, _frame: object) -> None:
+        if children and (signum not in terminal or not _in_terminal_foreground()):
+            children[0].send_signal(signum)
+
+    # Handlers (not SIG_IGN) from before the spawn: a signal in between is not lost, and
+    # the agent starts with default dispositions (exec resets handlers, not SIG_IGN).
+    previous = {
+        s: signal.signal(s, forward)
+        for s in [signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, *terminal]
+    }
+    try:
+        children.append(subprocess.Popen(argv, env={**os.environ, **spawn.env}))
+        code = children[0].wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    status = 128 - code if code < 0 else code
+    directory = run_dir(runtime, run_id)
+    transcript = adapter.locate_transcript(run_id, runtime)
+    ledger.append(
+        directory,
+        RunEnded(exit_status=status, transcript_path=transcript, at=time.time(), source="core:run"),
+    )
+    if not keep:
+        _sweep_evidence(directory, keep_name=ledger.LEDGER_FILE)
+    return status
+
+
+def _in_terminal_foreground() -> bool:
+    """Whether this process group is a terminal's foreground group: then the terminal
+    delivers Ctrl-C / Ctrl-\\ to the agent (same group) itself, and forwarding would
+    deliver each twice (twice Ctrl-C quits Claude Code)."""
+    for fd in (0, 1, 2):
+        try:
+            return os.tcgetpgrp(fd) == os.getpgrp()
+        except OSError:
+            continue
+    return False
+
+
+def _sweep_evidence(directory: str, *, keep_name: str) -> None:
+    """Remove a finished run's evidence files (spool, rendered settings, fault log);
+    an ended run is read transcript-only, and its ledger says the rest."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name != keep_name and entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+
+
+class Declaration(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``declare`` did: the run's task state after it, and whether it changed."""
+
+    run_id: str
+    task_state: TaskState
+    task_reason: str = ""
+    changed: bool
+
+
+def declare(
+    task_state: TaskState,
+    reason: str = "",
+    *,
+    run_id: str | None = None,
+    runtime_dir: str | None = None,
+    force: bool = False,
+    worktree: str | None = None,
+) -> Declaration:
+    """Declare the run's task state (``agentspool lifecycle``): ``active``, ``blocked``
+    (needs a ``reason``) or ``done``. Never inferred: process exit never means done.
+
+    The run comes from the environment a wrapped agent has (``AGENTSPOOL_RUN_ID``,
+    ``AGENTSPOOL_RUNTIME_DIR``, set by ``setup``/``run``) unless ``run_id`` names it. An
+    exact repeat of the current declaration writes nothing (``changed=False``). ``done``
+    is refused while ``worktree`` (default: the current directory) is a git worktree with
+    uncommitted changes, unless ``force``.
+    """
+    import time
+
+    from agentspool.core import ledger
+    from agentspool.core.events import TaskStateDeclared
+
+    run_id = run_id or os.environ.get(RUN_ID_ENV, "")
+    if not run_id:
+        raise DeclarationError(
+            "",
+            f"no run: pass --run-id, or run this inside an agent armed by agentspool "
+            f"(${RUN_ID_ENV} is not set)",
+        )
+    runtime = runtime_dir or os.environ.get(RUNTIME_DIR_ENV) or default_runtime_dir()
+    directory = run_dir(runtime, run_id)
+    if not os.path.isdir(directory):
+        raise DeclarationError(run_id, f"no such run in {runtime}")
+    reason = reason.strip()
+    if task_state == "blocked" and not reason:
+        raise DeclarationError(run_id, "blocked needs a reason (--reason TEXT)")
+    if task_state != "blocked":
+        reason = ""  # a reason belongs to blocked; leaving blocked drops it
+    now = ledger.lifecycle(directory)
+    if now.declared is not None and (now.task_state, now.task_reason) == (task_state, reason):
+        return Declaration(run_id=run_id, task_state=task_state, task_reason=reason, changed=False)
+    if task_state == "done" and not force:
+        dirty = _uncommitted_changes(worktree or os.getcwd())
+        if dirty:
+            raise DeclarationError(
+                run_id, f"not done: uncommitted changes in {dirty} (commit them, or --force)"
+            )
+    ledger.append(
+        directory,
+        TaskStateDeclared(
+            task_state=task_state, reason=reason, at=time.time(), source="cli:lifecycle"
+        ),
+    )
+    return Declaration(run_id=run_id, task_state=task_state, task_reason=reason, changed=True)
+
+
+def _uncommitted_changes(path: str) -> str:
+    """The top of the git worktree holding ``path`` if it has uncommitted changes
+    (untracked files included), else ``""`` (clean, or not a worktree, or no git)."""
+    import subprocess
+
+    try:
+        top = subprocess.run(
+            ["git", "-C", path, "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+        if top.returncode != 0:
+            return ""
+        status = subprocess.run(
+            ["git", "-C", path, "status", "--porcelain"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return top.stdout.strip() if status.returncode == 0 and status.stdout.strip() else ""

@@ -12,11 +12,19 @@
     ├── DeltaParseError(AgentspoolError, ValueError)       records that are not one complete
     │                                                      parse (a delta) given to
     │                                                      assemble_session_detail
-    └── StoreError(AgentspoolError, RuntimeError)          a session store we cannot use as is
-                                                           (newer schema, bad records)
+    ├── StoreError(AgentspoolError, RuntimeError)          a session store we cannot use as is
+    │                                                      (newer schema, bad records)
+    ├── UnsupportedError(AgentspoolError, ValueError)      asked a provider for what it cannot
+    │                                                      do (trust="config" without a gate)
+    ├── CompressedRolloutError(AgentspoolError, RuntimeError)
+    │                                                      a .zst transcript, and the optional
+    │                                                      zstandard package is missing
+    └── DeclarationError(AgentspoolError, ValueError)      a task-state declaration refused
+                                                           (no run, no reason, dirty worktree)
 
 Each carries the offending object as attributes and names it in ``str()``, so the CLI's
-one-line error is always "<what>: <path or value>: <problem>". This module is standard
+one-line error is always "<what>: <path or value>: <problem>". An attribute named
+``path`` always holds a filesystem path. This module is standard
 library only: hooks and the spool import it.
 """
 
@@ -71,4 +79,29 @@ class StoreError(AgentspoolError, RuntimeError):
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"session store {path}: {problem}")
         self.path = path
+        self.problem = problem
+
+
+class UnsupportedError(AgentspoolError, ValueError):
+    def __init__(self, provider: str, problem: str) -> None:
+        super().__init__(f"provider {provider!r} {problem}")
+        self.provider = provider
+        self.problem = problem
+
+
+class CompressedRolloutError(AgentspoolError, RuntimeError):
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path}: reading a compressed transcript needs the optional "
+            "'zstandard' package (pip install 'agentspool[zstd]')"
+        )
+        self.path = path
+
+
+class DeclarationError(AgentspoolError, ValueError):
+    """``agentspool lifecycle`` refused: ``problem`` says why and what to do."""
+
+    def __init__(self, run_id: str, problem: str) -> None:
+        super().__init__(f"run {run_id!r}: {problem}" if run_id else problem)
+        self.run_id = run_id
         self.problem = problem

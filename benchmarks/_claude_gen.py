@@ -71,7 +71,7 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
     base = {
         "isSidechain": False,
         "sessionId": SESSION,
-        "cwd": "/work/project",
+        "cwd": "/srv/project",
         "version": "2.1.328",
         "gitBranch": "main",
         "userType": "external",

@@ -1,4 +1,4 @@
-"""Generate a large Codex rollout with the real record shapes (0.169.0, research §4).
+"""Generate a large Codex rollout with the real record shapes (0.169.0, docs/providers/codex.md §6).
 
 Per turn, the records and sizes the real CLI writes (tests/live/captures/codex/):
 settings and turn-context snapshots (~2.5-2.8 KB each), the prompt, a reasoning item, a
@@ -19,7 +19,7 @@ def _stamp(i: int) -> str:
     return f"2026-11-29T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
 
 
-_SETTINGS = "workspace-write read-only network disabled /work/project " * 80
+_SETTINGS = "workspace-write read-only network disabled /srv/project " * 80
 
 
 class _Writer:
@@ -46,7 +46,7 @@ def _meta(writer: _Writer) -> str:
             "session_id": THREAD,
             "id": THREAD,
             "timestamp": _stamp(0),
-            "cwd": "/work/project",
+            "cwd": "/srv/project",
             "originator": "codex-tui",
             "cli_version": "0.169.0",
             "source": "cli",
@@ -109,7 +109,7 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
             {
                 "turn_id": turn,
                 "root_turn_id": turn,
-                "cwd": "/work/project",
+                "cwd": "/srv/project",
                 "approval_policy": "on-request",
                 "model": "gpt-5-codex",
                 "summary": "auto",

@@ -5,7 +5,7 @@ settings (parsed with ``shlex.split`` and spawned directly, as Claude Code's own
 would exec it after its shell), fed a realistic ``PostToolUse`` payload on stdin. The
 baseline is ``<same interpreter> -I -S -c pass``. Runs are interleaved round-robin so
 machine noise hits both alike; the ratio of medians is printed last (budget: <= 1.25,
-DESIGN.md "The spool protocol"). The same pair is also measured through ``sh -c``, for
+ADR 0001). The same pair is also measured through ``sh -c``, for
 information: agent CLIs start hooks through a shell.
 
 Usage: ``.venv/bin/python benchmarks/hooks.py [runs]`` (default 60, warm-up 5).

@@ -1,4 +1,4 @@
-"""Read-side throughput and memory, measured side by side (DESIGN.md "Measuring").
+"""Read-side throughput and memory, measured side by side (ADR 0009).
 
 For each provider with a generator (a transcript of real record shapes, ~200 MB):
 

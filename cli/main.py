@@ -1,7 +1,9 @@
-"""The ``agentspool`` command. One error boundary: every failure is one line on stderr.
+"""The ``agentspool`` command. It imports only the public API (``agentspool``).
 
-Exit status: 0 ok; 1 an error (the line says what and where); 2 bad usage; 3 the
-transcript is gone (``read``).
+Conventions every command keeps: ``--json`` wherever it prints data; every option has
+help text; choices come from the types and defaults from the constants; one error
+boundary (``main``) turns every failure into one line on stderr — an unexpected one also
+names the file its traceback was written to — never a traceback on the terminal.
 """
 
 from __future__ import annotations
@@ -9,53 +11,93 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from agentspool import __version__
-from agentspool.errors import AgentspoolError, TranscriptGoneError
+import agentspool
+from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
 
 if TYPE_CHECKING:
-    from agentspool.adapters.seam import Chat
+    from agentspool import Chat
 
+EXIT_OK = 0
 EXIT_ERROR = 1
+EXIT_USAGE = 2  # argparse's own
 EXIT_TRANSCRIPT_GONE = 3
+EXIT_REFUSED = 4  # lifecycle: the declaration was refused and not recorded
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours; the traceback is in a file
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = f"""\
+exit status:
+  {EXIT_OK}    ok
+  {EXIT_ERROR}    an error; one line on stderr says what and where
+  {EXIT_USAGE}    bad usage
+  {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read)
+  {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run,
+       uncommitted changes without --force)
+  {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
+"""
+
+RUNTIME_DIR_HELP = (
+    "the runtime dir holding the runs' spools (default: $AGENTSPOOL_RUNTIME_DIR, "
+    "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
-    from agentspool.adapters import registry
+    from typing import get_args
 
-    providers = registry.names()
+    from agentspool.api import DEFAULT_MIN_IDLE
+
+    providers = agentspool.providers()
     parser = argparse.ArgumentParser(
         prog="agentspool",
         description="Know what each coding-agent CLI run is doing, from evidence.",
+        epilog=f"providers: {', '.join(providers)}\n\n{EXIT_CODES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"agentspool {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"agentspool {agentspool.__version__}"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def run_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("provider", choices=providers)
-        p.add_argument("--run-id", required=True, help="the run's id (letters, digits, . _ -)")
-        p.add_argument(
-            "--runtime-dir",
-            default="",
-            help="default: $AGENTSPOOL_RUNTIME_DIR, "
-            "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>",
+    def command(name: str, help: str, description: str = "") -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=help,
+            description=description or help,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        return p
 
-    p = sub.add_parser(
+    def provider_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("provider", choices=providers, help="the agent CLI")
+
+    def run_args(p: argparse.ArgumentParser) -> None:
+        provider_arg(p)
+        p.add_argument("--run-id", required=True, help="the run's id (letters, digits, . _ -)")
+        p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+
+    def json_arg(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+    p = command(
         "setup",
-        help="arm hooks for one run; print the args to spawn with",
-        description="Render the provider's per-run hook settings into the run "
-        "dir and print what a spawn wrapper appends to the agent's command.",
+        "arm hooks for one run; print what to spawn the agent with",
+        "Render the provider's per-run hook settings into the run dir and print what a "
+        "spawn wrapper adds: a shell line `env K=V … <args>` to paste before the agent's "
+        "own arguments, or with --json the Spawn object.",
     )
     run_args(p)
-    p.add_argument("--json", action="store_true", help="print a JSON object")
+    json_arg(p, "the Spawn (args, env, settings_path, run_dir)")
     p.add_argument(
         "--trust",
-        choices=["bypass", "config"],
-        default="bypass",
+        choices=get_args(agentspool.Trust),
+        default=get_args(agentspool.Trust)[0],
         help="for a CLI whose hooks must be trusted: add its bypass flag, or record the "
-        "trust in its config (see README)",
+        "trust in its config (see README) (default: %(default)s)",
     )
     p.add_argument(
         "--config-home",
@@ -65,64 +107,128 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_setup)
 
-    p = sub.add_parser("sig", help="print the run's spool signature (changes with evidence)")
+    p = command("sig", "print the run's spool signature (changes whenever its evidence does)")
     run_args(p)
+    json_arg(p, "{run_id, sig}")
     p.set_defaults(func=_cmd_sig)
 
-    p = sub.add_parser("sweep", help="remove spools of runs outside the keep-set")
-    p.add_argument("--runtime-dir", default="")
-    p.add_argument("--keep", action="append", default=[], metavar="ID", help="repeatable")
+    p = command("sweep", "remove the spools of runs outside the keep-set")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--keep", action="append", default=[], metavar="ID", help="a run to keep (repeatable)"
+    )
     p.add_argument(
         "--min-idle",
         type=float,
-        default=None,
+        default=DEFAULT_MIN_IDLE,
         metavar="SECONDS",
-        help="never remove a run written this recently (default 600)",
+        help="never remove a run written this recently (default: %(default)s)",
     )
     p.add_argument(
         "--archive",
         default=None,
         metavar="DIR",
-        help="move each removed run's events.spool here first",
+        help="move each removed run's evidence here first",
     )
-    p.add_argument("--dry-run", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--dry-run", action="store_true", help="report, remove nothing")
+    json_arg(p, "the SweepReport")
     p.set_defaults(func=_cmd_sweep)
 
-    p = sub.add_parser(
+    p = command(
         "read",
-        help="print the run's composed state (and conversation)",
-        description="Compose the run's state from its spool, transcript and "
-        "native status. Exit 3 if the transcript is gone.",
+        "print the run's composed state (and conversation)",
+        "Compose the run's state from its spool, transcript and native status.",
     )
     run_args(p)
     p.add_argument(
         "--transcript",
         default=None,
         metavar="PATH",
-        help="default: the transcript the run's hooks named (locate_transcript)",
+        help="default: the transcript the run's own evidence names (locate_transcript)",
+    )
+    p.add_argument(
+        "--transcript-only",
+        action="store_true",
+        help="read the transcript alone: no hook spool, no status file",
     )
     p.add_argument(
         "--ended",
         action="store_true",
         help="the run has terminated: read transcript-only, state 'ended'",
     )
-    p.add_argument("--json", action="store_true", help="print the Chat as JSON")
+    json_arg(p, "the Chat")
     p.set_defaults(func=_cmd_read)
 
-    p = sub.add_parser("untrust", help="remove agentspool's trusted-hook block from a CLI's config")
-    p.add_argument("provider", choices=providers)
-    p.add_argument("--config-home", default=None, metavar="DIR")
+    p = command(
+        "run",
+        "run an agent CLI as an armed run; exit with its status",
+        "The spawn wrapper as a command: arm a run, execute the provider's CLI with the "
+        "run's arguments and then CLI_ARGS (after --), forward signals, record the run's "
+        "end, sweep its spool (its ledger stays, so it reads 'ended'), and exit with the "
+        "CLI's status (128+N if signal N killed it).",
+    )
+    provider_arg(p)
+    p.add_argument(
+        "--run-id", default=None, help="the run's id (default: <provider>-<time>-<random>)"
+    )
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument("--keep", action="store_true", help="keep the run's spool after it ends")
+    p.add_argument(
+        "--cli",
+        default=None,
+        metavar="PATH",
+        help="the agent CLI to execute (default: the provider's command on PATH)",
+    )
+    p.add_argument(
+        "--trust",
+        choices=get_args(agentspool.Trust),
+        default=get_args(agentspool.Trust)[0],
+        help="as for setup (default: %(default)s)",
+    )
+    p.add_argument("cli_args", nargs="*", metavar="CLI_ARGS", help="the agent CLI's own arguments")
+    p.set_defaults(func=_cmd_run)
+
+    p = command(
+        "lifecycle",
+        "declare the run's task state: active, blocked (with a reason) or done",
+        "Declare the task state of a run: the agent itself runs this from inside its "
+        "session (the run comes from $AGENTSPOOL_RUN_ID, which setup/run provide), or a "
+        "person names the run. An exact repeat records nothing and says so. Process exit "
+        "never means done.",
+    )
+    p.add_argument("task_state", choices=get_args(agentspool.TaskState), help="the task state")
+    p.add_argument("--reason", default="", help="why the task is blocked (required for blocked)")
+    p.add_argument("--run-id", default=None, help="the run (default: $AGENTSPOOL_RUN_ID)")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="declare done even with uncommitted changes in the git worktree",
+    )
+    json_arg(p, "the Declaration (run_id, task_state, task_reason, changed)")
+    p.set_defaults(func=_cmd_lifecycle)
+
+    p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
+    provider_arg(p)
+    p.add_argument(
+        "--config-home",
+        default=None,
+        metavar="DIR",
+        help="the CLI's config dir (default: where the CLI looks)",
+    )
+    json_arg(p, "{removed}")
     p.set_defaults(func=_cmd_untrust)
     return parser
 
 
-def _cmd_setup(args: argparse.Namespace) -> int:
+def _print_json(value: Any) -> None:
     import msgspec
 
-    from agentspool import api
+    sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
 
-    spawn = api.setup(
+
+def _cmd_setup(args: argparse.Namespace) -> int:
+    spawn = agentspool.setup(
         args.provider,
         args.run_id,
         args.runtime_dir,
@@ -130,59 +236,57 @@ def _cmd_setup(args: argparse.Namespace) -> int:
         config_home=args.config_home,
     )
     if args.json:
-        sys.stdout.buffer.write(msgspec.json.encode(spawn) + b"\n")
+        _print_json(spawn)
     else:
         import shlex
 
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in spawn.env.items())
-        print(f"{env} {shlex.join(spawn.args)}".strip())
-    return 0
+        env = [f"{k}={v}" for k, v in spawn.env.items()]
+        print(shlex.join(["env", *env, *spawn.args]) if env else shlex.join(spawn.args))
+    return EXIT_OK
 
 
 def _cmd_sig(args: argparse.Namespace) -> int:
-    from agentspool import api
-
-    print(api.spool_sig(args.provider, args.run_id, args.runtime_dir))
-    return 0
+    sig = agentspool.spool_sig(args.provider, args.run_id, args.runtime_dir)
+    if args.json:
+        _print_json({"run_id": args.run_id, "sig": sig})
+    else:
+        print(sig)
+    return EXIT_OK
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
-    from agentspool import api
-    from agentspool.spool.sweep import DEFAULT_MIN_IDLE
-
-    min_idle = DEFAULT_MIN_IDLE if args.min_idle is None else args.min_idle
-    report = api.sweep_spools(
-        args.runtime_dir, args.keep, dry_run=args.dry_run, min_idle=min_idle, archive=args.archive
+    report = agentspool.sweep_spools(
+        args.runtime_dir,
+        args.keep,
+        dry_run=args.dry_run,
+        min_idle=args.min_idle,
+        archive=args.archive,
     )
     if args.json:
-        import msgspec
+        from dataclasses import asdict
 
-        sys.stdout.buffer.write(msgspec.json.encode(asdict(report)) + b"\n")
+        _print_json(asdict(report))
     else:
         verb = "would remove" if args.dry_run else "removed"
         print(f"{verb} {len(report.removed)}: {' '.join(report.removed)}".rstrip())
         print(f"kept {len(report.kept)}, busy {len(report.busy)}: {' '.join(report.busy)}".rstrip())
-    return 0
+    return EXIT_OK
 
 
 def _cmd_read(args: argparse.Namespace) -> int:
-    from agentspool import api
-    from agentspool.spool.layout import default_runtime_dir
-
-    runtime_dir = args.runtime_dir or default_runtime_dir()
-    path = args.transcript
-    if path is None:
-        path = api.locate_transcript(args.provider, args.run_id, runtime_dir)
-    chat = api.read_chat(args.provider, args.run_id, runtime_dir, path, ended=args.ended)
+    chat = agentspool.read_chat(
+        args.provider,
+        args.run_id,
+        args.runtime_dir,
+        args.transcript,
+        live=not args.transcript_only,
+        ended=args.ended,
+    )
     if chat.drift:
         print(drift_warning(args.provider, args.run_id, chat), file=sys.stderr)
     if args.json:
-        import msgspec
-
-        sys.stdout.buffer.write(msgspec.json.encode(chat) + b"\n")
-        return 0
+        _print_json(chat)
+        return EXIT_OK
     print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {chat.task_state})")
     if chat.pending_approval is not None:
         print(
@@ -197,8 +301,39 @@ def _cmd_read(args: argparse.Namespace) -> int:
         )
     for evidence in chat.evidence:
         print(f"  evidence: {evidence.source} {evidence.detail}".rstrip())
-    print(f"  {len(chat.messages)} messages; transcript {path or '(not located yet)'}")
-    return 0
+    transcript = chat.transcript_path or "(not located yet)"
+    print(f"  {len(chat.messages)} messages; transcript {transcript}")
+    return EXIT_OK
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    return agentspool.run(
+        args.provider,
+        args.cli_args,
+        run_id=args.run_id,
+        runtime_dir=args.runtime_dir,
+        keep=args.keep,
+        executable=args.cli,
+        trust=args.trust,
+    )
+
+
+def _cmd_lifecycle(args: argparse.Namespace) -> int:
+    result = agentspool.declare(
+        args.task_state,
+        args.reason,
+        run_id=args.run_id,
+        runtime_dir=args.runtime_dir,
+        force=args.force,
+    )
+    if args.json:
+        _print_json(result)
+    elif not result.changed:
+        print(f"run {result.run_id}: already {result.task_state}; nothing recorded")
+    else:
+        why = f": {result.task_reason}" if result.task_reason else ""
+        print(f"run {result.run_id}: {result.task_state}{why}")
+    return EXIT_OK
 
 
 def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
@@ -211,25 +346,60 @@ def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:
-    from agentspool import api
+    removed = agentspool.untrust(args.provider, args.config_home)
+    if args.json:
+        _print_json({"removed": removed})
+    else:
+        print("removed agentspool's trusted hooks" if removed else "nothing to remove")
+    return EXIT_OK
 
-    removed = api.untrust(args.provider, args.config_home)
-    print("removed agentspool's trusted hooks" if removed else "nothing to remove")
-    return 0
+
+def _write_traceback(exc: BaseException) -> str:
+    """Write the traceback of an unexpected error to a private file; return its path."""
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix="agentspool-traceback-", suffix=".txt")
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"agentspool {agentspool.__version__}: {' '.join(sys.argv)}\n")
+        fh.writelines(traceback.format_exception(exc))
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after the first "--" is the agent CLI's (``run``): argparse's own "--"
+    # handling does not reach into a subcommand's positionals.
+    passthrough: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1 :]
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if passthrough:
+        if args.command != "run":
+            parser.error(f"{args.command} takes no arguments after --")
+        args.cli_args = [*args.cli_args, *passthrough]
     try:
         code: int = args.func(args)
     except TranscriptGoneError as exc:
         print(f"agentspool: {exc}", file=sys.stderr)
         return EXIT_TRANSCRIPT_GONE
+    except DeclarationError as exc:
+        print(f"agentspool: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except (AgentspoolError, OSError) as exc:
         print(f"agentspool: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the one boundary: a bug is one line, not a traceback
+        try:
+            where = f"traceback in {_write_traceback(exc)}"
+        except OSError as write_error:
+            where = f"(the traceback could not be written: {write_error})"
+        print(f"agentspool: internal error {type(exc).__name__}: {exc}; {where}", file=sys.stderr)
+        return EXIT_INTERNAL
     return code
 
 

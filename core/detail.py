@@ -69,7 +69,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from agentspool.adapters.seam import Message, Usage
+from agentspool.core.seam import Message, Usage
 from agentspool.errors import DeltaParseError
 
 __all__ = [

@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.seam import Message, Usage
+from agentspool.core.seam import Message, Usage
 from agentspool.errors import StoreError
 
 __all__ = ["SCHEMA_VERSION", "SessionStore"]

@@ -3,8 +3,9 @@
 A hook never fails the agent. Claude Code treats exit 2 as "block this tool" and any
 other non-zero exit as an error shown to the user; Codex reports non-zero exits as
 failed hooks. So whatever arrives (empty, huge, binary stdin) and whatever the disk does
-(missing or foreign run dir, ENOSPC, RLIMIT_FSIZE), this returns 0 and prints nothing.
-Faults go to the run's ``hooks.log`` (capped), else to the runtime dir's ``faults.log``.
+(a missing run dir, a runtime or run dir that is not private — ADR 0013 —, ENOSPC,
+RLIMIT_FSIZE), this returns 0 and prints nothing. Faults go to the run's ``hooks.log``
+(capped), else to the runtime dir's ``faults.log`` if that dir passes the check.
 """
 
 import _signal  # type: ignore[import-not-found]  # signal.py would import enum (~2 ms)
@@ -63,7 +64,7 @@ def _log_fault(dir_fd: int, runtime_dir: str, event: str, exc: BaseException) ->
             write.append_capped(dir_fd, write.FAULT_LOG, line)
             return
         if runtime_dir:
-            root = write.open_run_dir(runtime_dir)
+            root = write.open_private_dir(runtime_dir)
             try:
                 write.append_capped(root, write.RUNTIME_FAULT_LOG, line)
             finally:

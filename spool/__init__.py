@@ -11,6 +11,12 @@ Layout (``docs/adr/0003-runtime-dir-layout.md``)::
       .sweep.lock               filelock held by ``sweep_spools``
       .trash-<run_id>-<pid>-<ns>  a run being deleted: never read, finished by the next sweep
 
+Readers trust only private dirs (``docs/adr/0013-readers-trust-only-private-dirs.md``):
+the runtime dir and the run dir must be real directories of this user that neither
+group nor others can write, and the spool file this user's and not writable by others;
+anything else raises ``RuntimeDirError`` on every read. Readers create and repair
+nothing (``setup`` creates and tightens; a reader refuses).
+
 ``<runtime>`` is ``$AGENTSPOOL_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/agentspool``, else
 ``<tmp>/agentspool-<uid>``. A run id is 1-128 characters of ``[A-Za-z0-9._-]`` that does
 not start with ``.`` (so it can never name ``..``, a dot-file or a path).

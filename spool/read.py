@@ -10,10 +10,13 @@ cannot append past a write that is still in progress.
 from __future__ import annotations
 
 import binascii
+import errno
 import os
 import stat
 from typing import NamedTuple
 
+from agentspool.errors import RuntimeDirError
+from agentspool.spool.layout import foreign_write_problem, open_run_dir_to_read
 from agentspool.spool.write import EVENTS_FILE, MAGIC
 
 _FIELDS = 10  # "AS1" + nine fields; see the spool package docstring
@@ -131,29 +134,52 @@ class SpoolReader:
     0. Identity is the inode *and* the file's first header line (which carries the
     writer's pid and clock readings): a deleted spool's inode number is often reused
     at once by the next file created, with a size that may match the old cursor.
-    A missing spool reads as no records.
+    A missing spool (or run dir, or runtime dir) reads as no records.
+
+    Evidence only from this user's own files (ADR 0013): every ``read()`` opens the
+    runtime dir (``run_dir``'s parent) and the run dir through checked descriptors and
+    raises ``RuntimeDirError`` for either one that is a symlink, another user's, or
+    writable by group or others, and for a spool file that another user owns or others
+    may write — before a byte of it is parsed.
     """
 
-    def __init__(self, run_dir: str) -> None:
-        self.path = os.path.join(run_dir, EVENTS_FILE)
+    def __init__(self, run_dir: str, name: str = EVENTS_FILE) -> None:
+        self.runtime_dir, self.run_id = os.path.split(run_dir)
+        self.name = name
         self.offset = 0
         self.damaged = 0
         self._ino = -1
         self._head = b""
 
-    def read(self) -> list[SpoolRecord]:
+    def _open(self) -> int | None:
+        dir_fd = open_run_dir_to_read(self.runtime_dir, self.run_id)
+        if dir_fd is None:
+            return None
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            return os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
         except (FileNotFoundError, NotADirectoryError):
-            return []
+            return None
         except OSError as exc:
-            if exc.errno == 40:  # ELOOP: a symlink where the spool should be
-                return []
+            if exc.errno == errno.ELOOP:  # a symlink where the spool should be
+                return None
             raise
+        finally:
+            os.close(dir_fd)
+
+    def read(self) -> list[SpoolRecord]:
+        fd = self._open()
+        if fd is None:
+            return []
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return []
+            problem = foreign_write_problem(st)
+            if problem is not None:
+                raise RuntimeDirError(
+                    os.path.abspath(self.runtime_dir),
+                    f"run dir {self.run_id}: {self.name} {problem}; refused",
+                )
             if (
                 st.st_ino != self._ino
                 or st.st_size < self.offset
@@ -181,5 +207,5 @@ class SpoolReader:
         return records
 
 
-def read_all(run_dir: str) -> list[SpoolRecord]:
-    return SpoolReader(run_dir).read()
+def read_all(run_dir: str, name: str = EVENTS_FILE) -> list[SpoolRecord]:
+    return SpoolReader(run_dir, name).read()

@@ -28,11 +28,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agentspool.spool.layout import SWEEP_LOCK, TRASH_PREFIX, ensure_runtime_dir
+from agentspool.spool.layout import DEFAULT_MIN_IDLE, SWEEP_LOCK, TRASH_PREFIX, ensure_runtime_dir
 from agentspool.spool.signature import entry_stats
 from agentspool.spool.write import EVENTS_FILE, run_id_problem
-
-DEFAULT_MIN_IDLE = 600.0
 
 
 @dataclass

@@ -106,14 +106,32 @@ def frame(  # noqa: PLR0917 - the record header's field order, called once per h
     return b"\x1e" + header + b" %08x\n" % crc + payload + b"\n"
 
 
-def open_run_dir(run_dir: str) -> int:
-    """A descriptor on the run's directory; refuses a symlink or another user's dir."""
-    fd = posix.open(run_dir, _DIR)
+def open_private_dir(path: str, dir_fd: int | None = None, shut: int = 0o022) -> int:
+    """A descriptor on the directory ``path``, never through a symlink; refuses one that
+    is another user's or has any of the ``shut`` mode bits (default: group/others write)."""
+    fd = posix.open(path, _DIR, dir_fd=dir_fd)
     st = posix.fstat(fd)
-    if st.st_uid != posix.getuid() or st.st_mode & 0o077:
+    if st.st_uid != posix.getuid() or st.st_mode & shut:
         posix.close(fd)
-        raise PermissionError(f"{run_dir}: not a private directory of this user")
+        raise PermissionError(
+            f"{path}: not a private directory of this user (uid {st.st_uid}, "
+            f"mode {st.st_mode & 0o7777:o})"
+        )
     return fd
+
+
+def open_run_dir(run_dir: str) -> int:
+    """A descriptor on ``<runtime>/<run_id>`` for appending evidence, checked the way
+    readers check it (ADR 0013): the runtime dir this user's, not a symlink, writable by
+    no one else; the run dir opened relative to it, this user's and closed to everyone
+    else (0700: payloads carry prompts and file contents)."""
+    runtime_dir, sep, run_id = run_dir.rpartition("/")
+    # rstrip: a trailing slash would make the kernel follow a symlinked runtime dir.
+    root = open_private_dir((runtime_dir.rstrip("/") or "/") if sep else ".")
+    try:
+        return open_private_dir(run_id, root, 0o077)
+    finally:
+        posix.close(root)
 
 
 def append(dir_fd: int, name: str, data: bytes) -> None:
@@ -137,10 +155,13 @@ def append_capped(dir_fd: int, name: str, text: str, cap: int = FAULT_LOG_CAP) -
         posix.close(fd)
 
 
-def append_record(run_dir: str, event: str, payload: bytes, agent_pid: int = 0) -> None:
-    """Append one whole record to a run's spool, as a hook would (for tools and tests)."""
+def append_record(
+    run_dir: str, event: str, payload: bytes, agent_pid: int = 0, name: str = EVENTS_FILE
+) -> None:
+    """Append one whole record to a run's spool (or another file framed like it, e.g.
+    the ledger), as a hook would."""
     fd = open_run_dir(run_dir)
     try:
-        append(fd, EVENTS_FILE, frame(event, payload, len(payload), -1, agent_pid, posix.getpid()))
+        append(fd, name, frame(event, payload, len(payload), -1, agent_pid, posix.getpid()))
     finally:
         posix.close(fd)

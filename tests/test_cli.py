@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import subprocess
+import sys
 
 import pytest
+from unsafe_dirs import CASES, make_unsafe
 
 from agentspool import __version__
 from agentspool.cli.main import main
 
-COMMANDS = ["setup", "sig", "sweep", "untrust"]
+COMMANDS = ["setup", "sig", "sweep", "read", "run", "lifecycle", "untrust"]
 
 
 def test_setup_json_has_exactly_the_spawn_fields(runtime_dir, capsys):
@@ -39,7 +43,21 @@ def test_setup_plain_prints_one_shell_line(runtime_dir, capsys):
     assert main(["setup", "claude-code", "--run-id", "r1", "--runtime-dir", runtime_dir]) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1
-    assert out.startswith("--settings ")
+    words = shlex.split(out)
+    assert words[0] == "env" and words[-2] == "--settings"
+    assert "AGENTSPOOL_RUN_ID=r1" in words
+
+
+def test_setup_plain_with_env_is_a_pasteable_env_line(tmp_path, capsys):
+    runtime = tmp_path / "a dir with spaces"
+    assert main(["setup", "codex", "--run-id", "r2", "--runtime-dir", str(runtime)]) == 0
+    line = capsys.readouterr().out
+    assert main(["setup", "codex", "--run-id", "r2", "--runtime-dir", str(runtime), "--json"]) == 0
+    spawn = json.loads(capsys.readouterr().out)
+    words = shlex.split(line)
+    env = [f"{k}={v}" for k, v in spawn["env"].items()]
+    assert words == ["env", *env, *spawn["args"]]
+    assert f"AGENTSPOOL_RUNTIME_DIR={runtime}" in words
 
 
 def test_sig_prints_one_line_that_changes_after_a_hook_appends(claude_run, capsys, silent):
@@ -143,7 +161,7 @@ def test_unsafe_runtime_dir_is_one_line_and_exit_1(tmp_path, capsys):
     code = main(["setup", "claude-code", "--run-id", "r", "--runtime-dir", str(runtime)])
     out, err = capsys.readouterr()
     assert (code, out) == (1, "")
-    assert re.fullmatch(r"agentspool: runtime dir [^\n]+writable by others[^\n]+\n", err)
+    assert re.fullmatch(r"agentspool: runtime dir [^\n]+writable by group or others[^\n]+\n", err)
 
 
 def test_untrust_codex(tmp_path, capsys):
@@ -206,3 +224,127 @@ def test_no_provider_is_named_outside_its_adapter() -> None:
         if pattern.search(line)
     ]
     assert hits == []
+
+
+def _options(parser):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from ((f"{name} {o}", a) for o, a in _options(sub))
+        elif not isinstance(action, argparse._HelpAction | argparse._VersionAction):
+            yield (action.option_strings or [action.dest])[0], action
+
+
+def test_every_option_has_help_text() -> None:
+    from agentspool.cli.main import _parser
+
+    missing = [name for name, action in _options(_parser()) if not action.help]
+    assert missing == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], *([c, "--help"] for c in COMMANDS)])
+def test_help_lists_the_exit_codes(argv, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    out = capsys.readouterr().out
+    assert "exit status:" in out
+    for code in ("0", "1", "2", "3", "4", "70", "130"):
+        assert re.search(rf"^  {code} +\S", out, re.M), code
+
+
+def test_sig_and_untrust_print_json(claude_run, tmp_path, capsys):
+    argv = ["sig", "claude-code", "--run-id", claude_run.run_id]
+    assert main([*argv, "--runtime-dir", claude_run.runtime_dir, "--json"]) == 0
+    sig = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--runtime-dir", claude_run.runtime_dir]) == 0
+    assert sig == {"run_id": claude_run.run_id, "sig": capsys.readouterr().out.strip()}
+    assert main(["untrust", "codex", "--config-home", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"removed": False}
+
+
+def test_read_transcript_only_ignores_the_spool(claude_run, silent, tmp_path, capsys):
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("")
+    payload = {"session_id": "s1", "transcript_path": str(transcript), "tool_name": "Bash"}
+    silent(claude_run.run(json.dumps(payload).encode(), "PermissionRequest"))
+    argv = ["read", "claude-code", "--run-id", claude_run.run_id]
+    argv += ["--runtime-dir", claude_run.runtime_dir, "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "needs_input"
+    assert main([*argv, "--transcript-only"]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "idle"
+
+
+def test_an_unexpected_error_is_one_line_naming_its_traceback_file(
+    runtime_dir, capsys, monkeypatch
+):
+    import agentspool
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug of ours")
+
+    monkeypatch.setattr(agentspool, "spool_sig", broken)
+    code = main(["sig", "claude-code", "--run-id", "r", "--runtime-dir", runtime_dir])
+    out, err = capsys.readouterr()
+    assert (code, out) == (70, "")
+    match = re.fullmatch(r"agentspool: internal error KeyError: [^\n]+; traceback in (\S+)\n", err)
+    assert match, err
+    path = match.group(1)
+    try:
+        with open(path) as fh:
+            text = fh.read()
+        assert "Traceback (most recent call last)" in text and "a bug of ours" in text
+        assert os.stat(path).st_mode & 0o077 == 0
+    finally:
+        os.unlink(path)
+
+
+def _agentspool(*argv: str, home: str) -> subprocess.CompletedProcess[bytes]:
+    """The installed ``agentspool`` command, run as a user runs it."""
+    script = os.path.join(os.path.dirname(sys.executable), "agentspool")
+    return subprocess.run(
+        [script, *argv],
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": home},
+        cwd="/",
+        check=False,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_read_and_sig_refuse_an_unsafe_dir_in_one_line(case, claude_run, tmp_path):
+    """ADR 0013: one line naming the dir and the problem, exit 1, nothing on stdout —
+    and the forged spool's transcript and prompt are never printed."""
+    unsafe = make_unsafe(case, claude_run, tmp_path)
+    where = ["--run-id", unsafe.run_id, "--runtime-dir", unsafe.runtime_dir]
+    for argv in (
+        ["read", "claude-code", *where],
+        ["read", "codex", *where, "--json"],
+        ["read", "claude-code", *where, "--transcript", unsafe.forged_transcript],
+        ["sig", "claude-code", *where],
+    ):
+        proc = _agentspool(*argv, home=str(tmp_path))
+        assert (proc.returncode, proc.stdout) == (1, b""), argv
+        err = proc.stderr.decode()
+        assert err.count("\n") == 1, err
+        assert err.startswith("agentspool: ")
+        assert re.fullmatch(unsafe.problem, err[len("agentspool: ") : -1]), err
+
+
+def test_read_of_a_private_run_still_works(claude_run, tmp_path, silent):
+    """The control for the test above: the same command on a sound dir prints the state."""
+    silent(claude_run.run(b'{"session_id": "s", "prompt_id": "p1"}', "UserPromptSubmit"))
+    proc = _agentspool(
+        "read",
+        "claude-code",
+        "--run-id",
+        claude_run.run_id,
+        "--runtime-dir",
+        claude_run.runtime_dir,
+        home=str(tmp_path),
+    )
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    assert proc.stdout.startswith(f"{claude_run.run_id}: working".encode())

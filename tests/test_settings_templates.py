@@ -72,7 +72,7 @@ def test_claude_code_settings(runtime_dir):
         argv = _check_command(handler["command"], event, "claude_code")
         assert argv[6:] == [runtime_dir, "run-42", event]  # the run id is baked in
     assert spawn.args == ["--settings", spawn.settings_path]
-    assert spawn.env == {}
+    assert spawn.env == {"AGENTSPOOL_RUNTIME_DIR": runtime_dir, "AGENTSPOOL_RUN_ID": "run-42"}
     assert stat.S_IMODE(os.stat(spawn.settings_path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(spawn.run_dir).st_mode) == 0o700
 

@@ -1,4 +1,4 @@
-"""Claude Code 2.1.328 adapter (``research/claude-code-2.1.328.md``)."""
+"""Claude Code 2.1.328 adapter (``docs/providers/claude-code.md``)."""
 
 from agentspool.adapters.claude_code._adapter import ClaudeCode
 

@@ -29,15 +29,15 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters._spooled import SpooledReads, TranscriptView
 from agentspool.adapters.claude_code import _lifecycle, _signals
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
-from agentspool.adapters.compose import compose_chat
-from agentspool.adapters.events import Event, InputRequested
-from agentspool.adapters.seam import Capabilities, Chat, Drift, SourceDrift, Spawn, Trust
-from agentspool.errors import SettingsError
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, InputRequested
+from agentspool.core.merge import EventMerger
+from agentspool.core.seam import Capabilities, Chat, Drift, SourceDrift, Spawn, Trust
+from agentspool.errors import UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -87,6 +87,7 @@ def _complete(
 class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     name: ClassVar[str] = "claude-code"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, native_status=True)
+    executable: ClassVar[str] = "claude"
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(
@@ -98,7 +99,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         config_home: str | None = None,
     ) -> Spawn:
         if trust != "bypass":
-            raise SettingsError(self.name, "Claude Code has no hook trust gate to record")
+            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
         return _lifecycle.setup(run_id, runtime_dir)
 
     def untrust(self, config_home: str | None = None) -> bool:
@@ -106,8 +107,8 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
 
     @staticmethod
     def subagent_transcripts(transcript_path: str) -> list[str]:
-        """The subagents' own transcripts of a session (research §7): read each with
-        ``read_chat``; its messages carry the subagent's ``agent_id``."""
+        """The subagents' own transcripts of a session (docs/providers/claude-code.md §4.1):
+        read each with ``read_chat``; its messages carry the subagent's ``agent_id``."""
         stem = os.path.splitext(transcript_path)[0]
         return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
 

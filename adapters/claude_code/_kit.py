@@ -1,5 +1,5 @@
 """Conformance kit for the Claude Code adapter: records shaped like 2.1.328 writes them
-(research/claude-code-2.1.328.md §9; compare tests/live/captures/claude-code/)."""
+(docs/providers/claude-code.md §4; compare tests/live/captures/claude-code/)."""
 
 from __future__ import annotations
 

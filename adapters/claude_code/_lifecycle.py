@@ -6,11 +6,12 @@ import os
 
 import msgspec
 
-from agentspool.adapters._templates import fill_hooks, template_text
-from agentspool.adapters.seam import Spawn
+from agentspool.adapters.common.templates import fill_hooks, template_text
+from agentspool.core.seam import Spawn
 from agentspool.spool.commands import hook_command
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_run_dir
+from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 
 TEMPLATE = "claude-code.settings.json"
 SETTINGS_FILE = "claude-code.settings.json"
@@ -31,4 +32,8 @@ def setup(run_id: str, runtime_dir: str) -> Spawn:
     )
     path = os.path.join(run_dir, SETTINGS_FILE)
     write_private_file(path, msgspec.json.format(msgspec.json.encode(settings), indent=2) + b"\n")
-    return Spawn(args=["--settings", path], settings_path=path, run_dir=run_dir)
+    # The hooks need no environment (the run is in their commands); the agent's own
+    # commands do: `agentspool lifecycle` run by the agent finds its run here, and hooks
+    # installed in the user's settings leave a wrapped run to these ones.
+    env = {RUNTIME_DIR_ENV: runtime_dir, RUN_ID_ENV: run_id}
+    return Spawn(args=["--settings", path], env=env, settings_path=path, run_dir=run_dir)

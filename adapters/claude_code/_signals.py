@@ -1,6 +1,6 @@
 """Claude Code live signals → canonical events: the hook spool and the native status file.
 
-Facts: research/claude-code-2.1.328.md §0-§7 and §9.1.
+Facts: docs/providers/claude-code.md §1-§3 and §5.
 """
 
 from __future__ import annotations
@@ -11,9 +11,6 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._drift import DriftCounter, object_keys
-from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.claude_code._schema import (
     HOOK_FIELDS,
     NATIVE_FIELDS,
@@ -21,6 +18,9 @@ from agentspool.adapters.claude_code._schema import (
     NATIVE_WAITS,
 )
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.common.drift import DriftCounter, object_keys
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.core import events as ev
 from agentspool.spool.read import SpoolRecord
 
 # `waitingFor` values of sessions/<pid>.json; the binary maps "input needed" to a
@@ -101,7 +101,7 @@ class HookTranslator:
             ]
         if name == "PermissionRequest":
             if self._print_mode():
-                return []  # -p auto-denies at once: no dialog is ever shown (research §2.4)
+                return []  # -p denies at once, no dialog: docs/providers/claude-code.md §3.5
             tool_use_id = self._match(hook)
             tool_input = hook.tool_input or {}
             kind: Literal["approval", "question"] = (
@@ -161,7 +161,8 @@ class HookTranslator:
                 and (
                     not hook.tool_input
                     or tool_input == hook.tool_input
-                    or hook.tool_name == "ExitPlanMode"  # its hook input is {} (research §3.2)
+                    # ExitPlanMode's hook input is {}: docs/providers/claude-code.md §3.3
+                    or hook.tool_name == "ExitPlanMode"
                 )
             ):
                 return str(tool_use_id)
@@ -279,6 +280,6 @@ def native_events(status: NativeStatus | None, gone: bool, pid: int) -> list[ev.
         )
         return [ev.InputRequested(turn_id="", kind=kind, **base)]
     if status.status == "idle":
-        # Set at once on deny/Esc, which fire no hook (research §2.3, §5).
+        # Set at once on deny/Esc, which fire no hook (docs/providers/claude-code.md §3.2, §5).
         return [ev.InputResolved(**base), ev.TurnStopped(**base)]
     return []

@@ -1,7 +1,7 @@
 """Claude Code transcript (``~/.claude/projects/<slug>/<session>.jsonl``) → canonical
 messages and canonical events, incrementally.
 
-Grammar: research/claude-code-2.1.328.md §9. One JSONL line per record; one line per
+Grammar: docs/providers/claude-code.md §4. One JSONL line per record; one line per
 content block of an API message (all sharing ``message.id``). Lines are decoded through
 small views that declare only the fields read here (msgspec skips the rest cheaply);
 a line that fails to decode is counted as corrupt and skipped, a torn last line is left
@@ -16,13 +16,13 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._dialogs import question_dialog
-from agentspool.adapters._drift import DriftCounter
-from agentspool.adapters._jsonl import split_lines
-from agentspool.adapters._stamps import epoch_seconds
 from agentspool.adapters.claude_code._schema import TRANSCRIPT_FIELDS
-from agentspool.adapters.seam import Message, PendingDialog, Usage
+from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.core import events as ev
+from agentspool.core.seam import Message, PendingDialog, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
 BOOKKEEPING = frozenset(
@@ -445,7 +445,7 @@ class TranscriptParser:
                 )
                 if name in DIALOG_TOOLS:
                     # The tool's execution *is* the dialog: while it has no result, the
-                    # question/plan is on screen (research §3).
+                    # question/plan is on screen (docs/providers/claude-code.md §3.3).
                     self.events.append(
                         ev.InputRequested(
                             turn_id=self.turn,

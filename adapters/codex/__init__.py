@@ -1,4 +1,4 @@
-"""Codex 0.169.0 adapter (``research/codex-0.169.0.md``)."""
+"""Codex 0.169.0 adapter (``docs/providers/codex.md``)."""
 
 from agentspool.adapters.codex._adapter import Codex
 

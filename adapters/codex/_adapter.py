@@ -24,8 +24,8 @@ follows the latest hook's ``transcript_path`` of the run's own thread (not
 SubagentStart's, which names the child's file), so it follows ``/new`` and ``/clear``.
 A rollout is created lazily at the first prompt: until it exists the path is ``""``, as
 it stays in ``exec --ephemeral`` (no file at all).
-Not visible from any evidence (research §3b): the seconds between an approval and the
-command's end or 10 s yield still read as the approval being open.
+Not visible from any evidence (docs/providers/codex.md §5.2): the seconds between an
+approval and the command's end or 10 s yield still read as the approval being open.
 """
 
 from __future__ import annotations
@@ -34,9 +34,6 @@ from typing import ClassVar
 
 import msgspec
 
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters._spooled import SpooledReads, TranscriptView
 from agentspool.adapters.codex import _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
     QUESTION_TOOL,
@@ -45,9 +42,12 @@ from agentspool.adapters.codex._rollout import (
     dialog_for,
     thread_id_from_path,
 )
-from agentspool.adapters.compose import compose_chat
-from agentspool.adapters.events import Event, InputRequested
-from agentspool.adapters.seam import Capabilities, Chat, Drift, SourceDrift, Spawn, Trust
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, InputRequested
+from agentspool.core.merge import EventMerger
+from agentspool.core.seam import Capabilities, Chat, Drift, SourceDrift, Spawn, Trust
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -92,6 +92,7 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, hook_trust=True)
+    executable: ClassVar[str] = "codex"
 
     # -- lifecycle -------------------------------------------------------------------
     def setup(

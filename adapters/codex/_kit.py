@@ -1,5 +1,5 @@
 """Conformance kit for the Codex adapter: rollout records shaped like 0.169.0 writes them
-(research/codex-0.169.0.md §4; compare tests/live/captures/codex/)."""
+(docs/providers/codex.md §6; compare tests/live/captures/codex/)."""
 
 from __future__ import annotations
 

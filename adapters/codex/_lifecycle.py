@@ -1,7 +1,7 @@
 """Arming Codex per run: ``-c hooks.<Event>=[…]`` arguments, and the hook trust gate.
 
-Codex runs a non-managed hook only once it is trusted (research/codex-0.169.0.md
-§2.2-2.4). Two ways, chosen by the spawn wrapper:
+Codex runs a non-managed hook only once it is trusted (docs/providers/codex.md
+§3-§4). Two ways, chosen by the spawn wrapper:
 
 ``bypass`` (default)
     ``--dangerously-bypass-hook-trust``. Writes nothing anywhere. Cost: Codex then also
@@ -27,8 +27,8 @@ import os
 import re
 import tomllib
 
-from agentspool.adapters._templates import template_text, toml_string
-from agentspool.adapters.seam import Spawn, Trust
+from agentspool.adapters.common.templates import template_text, toml_string
+from agentspool.core.seam import Spawn, Trust
 from agentspool.errors import SettingsError
 from agentspool.spool.commands import hook_command
 from agentspool.spool.files import write_private_file
@@ -92,14 +92,14 @@ def codex_home(explicit: str | None = None) -> str:
     return explicit or os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex")
 
 
-def _without_block(text: str) -> str:
+def _without_block(text: str, path: str) -> str:
     """``text`` as it was before ``_with_block`` added our block: byte for byte."""
     begin = text.find(BLOCK_BEGIN)
     if begin < 0:
         return text
     end = text.find(BLOCK_END, begin)
     if end < 0:
-        raise SettingsError("config.toml", "agentspool block has no end marker; fix by hand")
+        raise SettingsError(path, "agentspool block has no end marker; fix by hand")
     head = text[:begin]
     if text.startswith(EOL_ADDED, begin + len(BLOCK_BEGIN)) and head.endswith("\n"):
         head = head[:-1]  # the newline we added after a last line that had none
@@ -133,7 +133,7 @@ def trust(home: str | None = None) -> str:
     path = os.path.join(home, "config.toml")
     text, mode = _read_config(path)
     try:
-        base = _without_block(text)
+        base = _without_block(text, path)
         state = tomllib.loads(base).get("hooks", {}).get("state", {})
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(path, f"not valid TOML, left untouched: {exc}") from None
@@ -160,7 +160,7 @@ def untrust(home: str | None = None) -> bool:
     text, mode = _read_config(path)
     if BLOCK_BEGIN not in text:
         return False
-    write_private_file(path, _without_block(text).encode(), mode)
+    write_private_file(path, _without_block(text, path).encode(), mode)
     return True
 
 

@@ -1,7 +1,7 @@
 """Codex rollout (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``) → canonical
 messages and canonical events, incrementally.
 
-Grammar: research/codex-0.169.0.md §4. Every line is an envelope
+Grammar: docs/providers/codex.md §6. Every line is an envelope
 ``{timestamp, ordinal, type, payload, metadata?}``, decoded in one pass as the tagged
 union of one view per record type: each declares only the payload fields read here
 (msgspec skips the rest cheaply), so bookkeeping records cost a skip. A line that fails
@@ -28,14 +28,14 @@ from typing import Any, ClassVar, Literal, Union
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._dialogs import question_dialog
-from agentspool.adapters._drift import DriftCounter, object_keys
-from agentspool.adapters._jsonl import JsonlFollower, OnLines, split_lines
-from agentspool.adapters._stamps import epoch_seconds
 from agentspool.adapters.codex._schema import ROLLOUT_FIELDS
-from agentspool.adapters.seam import Message, MessageKind, PendingDialog, Usage
-from agentspool.errors import AgentspoolError
+from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.drift import DriftCounter, object_keys
+from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.core import events as ev
+from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage
+from agentspool.errors import CompressedRolloutError
 
 QUESTION_TOOL = "request_user_input"
 PRESENTATION = {
@@ -573,8 +573,8 @@ class RolloutParser:
         )
         if name == QUESTION_TOOL:
             # The call's execution *is* the question form: while it has no output the
-            # form is on screen (research §3c). Refused at once in Default mode, where
-            # its output follows within milliseconds and resolves it.
+            # form is on screen (docs/providers/codex.md §5.4). Refused at once in Default
+            # mode, where its output follows within milliseconds and resolves it.
             self.events.append(
                 ev.InputRequested(
                     turn_id=turn,
@@ -797,15 +797,6 @@ def thread_id_from_path(path: str) -> str:
         name = name.removesuffix(suffix)
     parts = name.split("-")
     return "-".join(parts[-5:]) if len(parts) >= 11 else ""
-
-
-class CompressedRolloutError(AgentspoolError, RuntimeError):
-    def __init__(self, path: str) -> None:
-        super().__init__(
-            f"{path}: reading a compressed rollout needs the optional "
-            "'zstandard' package (pip install 'agentspool[zstd]')"
-        )
-        self.path = path
 
 
 class ZstFollower(JsonlFollower):

@@ -1,6 +1,6 @@
 """Codex live signals → canonical events: the hook spool.
 
-Facts: research/codex-0.169.0.md §2.5-2.6, §3. Codex passes no per-session environment
+Facts: docs/providers/codex.md §2.3-§2.5, §5. Codex passes no per-session environment
 to hooks; the stdin payload is all (``session_id`` = the thread id, ``turn_id`` = the
 rollout's turn id, ``transcript_path`` = the rollout). A sub-agent's hooks carry the
 parent's ``session_id`` plus ``agent_id`` (the child thread id): they are translated
@@ -13,11 +13,11 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters import events as ev
-from agentspool.adapters._drift import DriftCounter
-from agentspool.adapters._salvage import HookDecoder
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
 from agentspool.adapters.codex._schema import HOOK_FIELDS
+from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.core import events as ev
 from agentspool.spool.read import SpoolRecord
 
 # Hooks name a call's tool as Claude Code would ("Bash"); the rollout's name for the
@@ -108,7 +108,7 @@ class HookTranslator:
         elif name == "PreModelRequest":
             # Another model request: the turn goes on, so an approval asked in it was
             # granted (a denial is an Interrupt). After approval nothing else fires
-            # until the command ends or yields (research §3b).
+            # until the command ends or yields (docs/providers/codex.md §5.2).
             if turn:
                 out.append(ev.TurnStarted(turn_id=turn, **base))
                 asked = self._approvals.pop((agent, turn), None)
@@ -176,7 +176,7 @@ class HookTranslator:
         elif name == "PostCompact":
             if hook.trigger == "manual" and turn:
                 # A manual /compact is a turn of its own that ends right after this,
-                # with task_complete and no Stop (research §3e).
+                # with task_complete and no Stop (docs/providers/codex.md §5.8).
                 self._forget(agent, turn)
                 out.append(ev.TurnStopped(turn_id=turn, outcome="completed", **base))
         elif name == "SessionEnd":

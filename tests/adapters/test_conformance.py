@@ -1,14 +1,11 @@
-"""Tier 1: every registered adapter, plus the fake, meets the shipped contract suite."""
+"""Tier 1: every built-in adapter, plus the fake, meets the shipped contract suite."""
 
 import pytest
 
 from agentspool.adapters.testing import AdapterConformance, enrolled
 
 
-@pytest.fixture(params=enrolled())
-def adapter_name(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 class TestConformance(AdapterConformance):
-    pass
+    @pytest.fixture(params=enrolled())
+    def adapter_name(self, request: pytest.FixtureRequest) -> str:
+        return str(request.param)

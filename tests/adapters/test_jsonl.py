@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentspool.adapters._jsonl import JsonlFollower, split_lines
+from agentspool.adapters.common.jsonl import JsonlFollower, split_lines
 
 
 class Collect:

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from replay import claude_captures, claude_events
 
-from agentspool.adapters import events as ev
-from agentspool.adapters import reducer
+from agentspool.core import events as ev
+from agentspool.core import reducer
 
 # capture → (state, activity) after all of its evidence. Each row is what the real CLI
 # showed at the end of the capture (see its notes.md).

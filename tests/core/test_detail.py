@@ -11,13 +11,13 @@ import pytest
 from agentspool.adapters import registry
 from agentspool.adapters._fake_kit import Kit as FakeKit
 from agentspool.adapters.fake import ScriptedAdapter
-from agentspool.adapters.seam import Message, Usage
 from agentspool.core.detail import (
     Parse,
     SessionDetail,
     ToolInvocation,
     assemble_session_detail,
 )
+from agentspool.core.seam import Message, Usage
 from agentspool.errors import AgentspoolError, DeltaParseError
 
 CAPTURES = Path(__file__).resolve().parents[1] / "live" / "captures"

@@ -2,10 +2,10 @@
 
 import os
 
-from agentspool.adapters import events as ev
 from agentspool.adapters.fake import Line, ScriptedAdapter, emit, write_line
-from agentspool.adapters.seam import Message
+from agentspool.core import events as ev
 from agentspool.core.reader import read_run
+from agentspool.core.seam import Message
 from agentspool.spool.layout import ensure_run_dir
 
 
@@ -58,7 +58,7 @@ def test_ended_run_reads_ended_whatever_transcript_and_spool_say(tmp_path: objec
 
 
 def test_ended_run_forwards_a_transcript_dialog_unchanged(tmp_path: object) -> None:
-    from agentspool.adapters.seam import PendingDialog
+    from agentspool.core.seam import PendingDialog
 
     dialog = PendingDialog(kind="question", tool_use_id="q", prompt="Which?")
     path = _transcript(

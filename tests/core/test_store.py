@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from agentspool.adapters import registry
 from agentspool.adapters._fake_kit import Kit as FakeKit
 from agentspool.adapters.fake import ScriptedAdapter
-from agentspool.adapters.seam import Message, Usage
 from agentspool.core import store as store_module
 from agentspool.core.detail import assemble_session_detail
+from agentspool.core.seam import Message, Usage
 from agentspool.core.store import SessionStore
 from agentspool.errors import AgentspoolError, StoreError
 

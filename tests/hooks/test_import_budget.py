@@ -2,7 +2,7 @@
 
 A hook costs about what the bare interpreter costs only while it imports (almost)
 nothing: msgspec, filelock, json, typing, re and pathlib each cost milliseconds to tens
-of milliseconds (research/style.md §4). This runs the hook's own bootstrap — the same
+of milliseconds (`python -X importtime`; ADR 0004). This runs the hook's own bootstrap — the same
 interpreter flags, the same ``sys.path`` insertion, the same ``main`` call with a real
 payload — then prints what got imported.
 """

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentspool.adapters.seam import Chat, Drift
+from agentspool.core.seam import Chat, Drift
 
 _SOURCES = ("transcript", "spool", "native")
 _seen: dict[str, Any] = {

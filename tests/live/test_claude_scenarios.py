@@ -32,7 +32,7 @@ from harness.checkpoints import ScenarioRun, describe_chat, event_fields, is_idl
 
 import agentspool
 from agentspool import Chat, locate_transcript
-from agentspool.adapters.seam import PendingDialog
+from agentspool.core.seam import PendingDialog
 
 pytestmark = [
     pytest.mark.live,

@@ -13,8 +13,9 @@ turn lifecycle: no open dialog may be reported while the screen shows none, and 
 ``working`` while the rollout has closed the turn and the screen is idle.
 
 One documented blind spot is asserted as documented, not hidden (adapter docstring,
-research §3b): between an approval and the command's end or 10 s yield nothing fires,
-so the approval still reads open while the screen already shows the command running.
+docs/providers/codex.md §5.2): between an approval and the command's end or 10 s yield
+nothing fires, so the approval still reads open while the screen already shows the
+command running.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from harness.checkpoints import ScenarioRun, event_fields, is_idle_after_turn
 import agentspool
 from agentspool import Chat, locate_transcript, read_chat
 from agentspool.adapters.codex import _lifecycle
-from agentspool.adapters.seam import Spawn
+from agentspool.core.seam import Spawn
 
 pytestmark = [
     pytest.mark.live,
@@ -559,8 +560,8 @@ def test_tui_long_command_after_approval(make_run: Callable[..., Run]) -> None:
     run.press("y")
     run.wait_screen("You approved")
     run.wait_screen(BUSY_MARKER)
-    # Known limit (adapter docstring, research §3b): after the approval nothing fires
-    # until the command ends or yields at 10 s, so the approval still reads open while
+    # Known limit (adapter docstring, docs/providers/codex.md §5.2): after the approval
+    # nothing fires until the command ends or yields at 10 s, so the approval still reads open while
     # the screen already shows the command running.
     chat = run.checkpoint(
         "approved, before the yield (known limit)", is_approval_open, dialog_oracle=False

@@ -2,7 +2,7 @@
 
 Run::
 
-    cd /work/main && .venv/bin/python -m pytest -p no:cacheprovider --import-mode=importlib \\
+    .venv/bin/python -m pytest -p no:cacheprovider --import-mode=importlib \\
         -o pythonpath=tests/live tests/live/test_harness_claude.py
 """
 

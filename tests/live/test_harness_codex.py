@@ -1,6 +1,6 @@
 """Smoke tests of the Tier-2 Codex harness: the real codex 0.169.0 against the scripted server.
 
-Run: cd /work/main && .venv/bin/python -m pytest -p no:cacheprovider --import-mode=importlib \
+Run (repository root): .venv/bin/python -m pytest -p no:cacheprovider --import-mode=importlib \
         -o pythonpath=tests/live tests/live/test_harness_codex.py
 """
 

@@ -37,7 +37,7 @@ def test_world_writable_runtime_dir_is_refused(tmp_path):
     runtime = tmp_path / "open"
     runtime.mkdir()
     runtime.chmod(0o777)
-    with pytest.raises(RuntimeDirError, match="writable by others"):
+    with pytest.raises(RuntimeDirError, match="writable by group or others"):
         agentspool.setup("claude-code", "r", str(runtime))
     assert list(runtime.iterdir()) == []
 

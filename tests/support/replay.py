@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from agentspool.adapters.claude_code import _signals, _transcript
-from agentspool.adapters.events import Event
+from agentspool.core.events import Event
 from agentspool.spool.read import SpoolRecord
 
 CAPTURES = Path(__file__).resolve().parents[1] / "live" / "captures"

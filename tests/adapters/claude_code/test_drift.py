@@ -14,7 +14,7 @@ import pytest
 from replay import CAPTURES, claude_captures, claude_transcripts
 
 from agentspool.adapters.claude_code import ClaudeCode, _signals
-from agentspool.adapters.seam import Chat, SourceDrift
+from agentspool.core.seam import Chat, SourceDrift
 from agentspool.spool import write
 from agentspool.spool.layout import ensure_run_dir
 

@@ -13,10 +13,10 @@ import json
 import os
 from typing import Any
 
-from agentspool.adapters import events as ev
-from agentspool.adapters import reducer
 from agentspool.adapters.claude_code import _signals
 from agentspool.adapters.claude_code._transcript import TranscriptParser
+from agentspool.core import events as ev
+from agentspool.core import reducer
 
 SID = "5e55a1d0-0000-4000-8000-00000000c0de"
 

@@ -21,7 +21,7 @@ from unittest import mock
 import pytest
 
 from agentspool.adapters.codex import Codex
-from agentspool.adapters.seam import Chat
+from agentspool.core.seam import Chat
 from agentspool.spool import write
 from agentspool.spool.layout import ensure_run_dir
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from agentspool.adapters._jsonl import JsonlFollower
 from agentspool.adapters.codex import Codex
 from agentspool.adapters.codex._rollout import RolloutParser
-from agentspool.adapters.seam import SourceDrift
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.core.seam import SourceDrift
 
 CAPTURES = Path(__file__).resolve().parents[2] / "live" / "captures" / "codex"
 ROLLOUTS = sorted(CAPTURES.glob("*/rollout-*.jsonl"))

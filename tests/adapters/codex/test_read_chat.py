@@ -20,9 +20,8 @@ import pytest
 
 import agentspool
 from agentspool.adapters.codex import Codex
-from agentspool.adapters.codex._rollout import CompressedRolloutError
-from agentspool.adapters.seam import Chat
-from agentspool.errors import TranscriptGoneError
+from agentspool.core.seam import Chat
+from agentspool.errors import CompressedRolloutError, TranscriptGoneError
 from agentspool.spool.commands import hook_command
 
 EPS = 0.0005
@@ -118,8 +117,9 @@ def test_long_command_after_approval(replay: ReplayFactory) -> None:
     r = replay("h_tui_long_command")
     asked = r.hook_time("PermissionRequest")
     assert r.to(asked + EPS).chat().pending_approval is not None
-    # The ~10 s between the approval and the yield leave no evidence at all (research
-    # §3b): the approval still reads open. Pinned here so a change is noticed.
+    # The ~10 s between the approval and the yield leave no evidence at all
+    # (docs/providers/codex.md §5.2): the approval still reads open. Pinned here so a
+    # change is noticed.
     yielded = r.hook_times("PreModelRequest")[-1]
     assert r.to(yielded - 1).chat().pending_approval is not None
     chat = r.to(yielded + EPS).chat()
@@ -252,7 +252,7 @@ def test_late_records_after_turn_aborted_do_not_reopen_it(replay: ReplayFactory)
     path = r.rollout()
     aborted = json.loads(Path(path).read_text().splitlines()[-1])
     turn = aborted["payload"]["turn_id"]
-    # A background command ends after the abort (research §3d): Codex appends its
+    # A background command ends after the abort (docs/providers/codex.md §5.5): Codex appends its
     # item_completed, bound to the aborted turn. Taken from a real capture's record.
     late = next(
         json.loads(line)

@@ -8,8 +8,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from agentspool.adapters import events as ev
 from agentspool.adapters.codex._rollout import RolloutParser, thread_id_from_path
+from agentspool.core import events as ev
 
 CAPTURES = Path(__file__).resolve().parents[2] / "live" / "captures" / "codex"
 ROLLOUTS = sorted(CAPTURES.glob("*/rollout-*.jsonl"))
@@ -188,7 +188,7 @@ def test_damaged_lines_are_counted_never_fatal() -> None:
 
 
 def test_reasoning_record_is_thinking() -> None:
-    # No scripted capture produced one; the shape is research §4.3's.
+    # No scripted capture produced one; the shape is docs/providers/codex.md §6.3's.
     parser = RolloutParser("t")
     item = {
         "type": "reasoning",
@@ -218,7 +218,7 @@ def test_reasoning_record_is_thinking() -> None:
 def test_blocks_read_exactly_as_lines_even_around_damage(tmp_path: Path, block: int) -> None:
     """``feed`` decodes a block in one call and re-reads a block it refuses line by line:
     either way the result is the line-by-line parse, damage counted once."""
-    from agentspool.adapters._jsonl import JsonlFollower
+    from agentspool.adapters.common.jsonl import JsonlFollower
 
     for source in ROLLOUTS:
         lines = source.read_bytes().splitlines(keepends=True)

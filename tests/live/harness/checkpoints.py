@@ -19,7 +19,7 @@ import msgspec
 import pytest
 
 from agentspool import locate_transcript, read_chat
-from agentspool.adapters.seam import Chat
+from agentspool.core.seam import Chat
 from agentspool.spool.read import SpoolRecord, read_all
 
 WAIT = 15.0  # how long the evidence may take to land in read_chat

@@ -516,7 +516,7 @@ def trusted_hash(
     status_message: str | None = None,
     is_async: bool = False,
 ) -> str:
-    """Codex's ``trusted_hash`` for one command handler (research §2.2, empirical)."""
+    """Codex's ``trusted_hash`` for one command handler (docs/providers/codex.md §3, empirical)."""
     if event in CLAMPED_3S:
         eff = CLAMPED_DEFAULT_TIMEOUT if timeout is None else min(timeout, 3)
     else:

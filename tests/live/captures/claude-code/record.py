@@ -1,6 +1,6 @@
 """Record real Claude Code 2.1.328 captures against the scripted server.
 
-    cd /work/main && .venv/bin/python tests/live/captures/claude-code/record.py [scenario ...]
+    .venv/bin/python tests/live/captures/claude-code/record.py [scenario ...]
 
 Each scenario writes ``<this dir>/<scenario>/``:
 

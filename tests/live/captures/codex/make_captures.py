@@ -1,6 +1,6 @@
 """Re-create the real Codex 0.169.0 captures in this directory.
 
-    cd /work/main && .venv/bin/python tests/live/captures/codex/make_captures.py [scenario ...]
+    .venv/bin/python tests/live/captures/codex/make_captures.py [scenario ...]
 
 Each scenario writes ``<scenario>/``: the rollout file(s) codex wrote (raw), ``hooks.jsonl``
 (one line per hook run: event, time, pid, payload — raw stdin), ``requests.jsonl`` (a

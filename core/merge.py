@@ -1,7 +1,7 @@
 """Folding events from several evidence channels, incrementally, in evidence-time order.
 
 Channels (hook spool, transcript, native status) are each appended in their own order
-and lag each other (Claude Code's transcript trails its hooks by 10-200 ms). Events are
+and lag each other (a transcript can trail its CLI's hooks by 10-200 ms). Events are
 folded in evidence-time order; those older than every channel's newest event minus
 ``SETTLE`` seconds are folded once into a checkpoint and never again, so a re-read folds
 only the recent tail: the cost of a read follows what was appended, not the history.
@@ -13,8 +13,8 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from operator import attrgetter
 
-from agentspool.adapters import reducer
-from agentspool.adapters.events import Event
+from agentspool.core import reducer
+from agentspool.core.events import Event
 
 SETTLE = 10.0
 _at = attrgetter("at")

@@ -4,7 +4,7 @@ description}], multiSelect}]``, as the dialog the operator sees."""
 
 from __future__ import annotations
 
-from agentspool.adapters.seam import DialogOption, DialogQuestion, PendingDialog
+from agentspool.core.seam import DialogOption, DialogQuestion, PendingDialog
 
 
 def question_dialog(tool_use_id: str, questions: object) -> PendingDialog:

@@ -5,7 +5,7 @@ members of ``Adapter``; it is registered by name in ``registry.py`` and thereby 
 in the shipped Tier-1 conformance suite (``agentspool.adapters.testing``).
 
 ``read_chat(run_id, runtime_dir, transcript_path) -> Chat``, the four rules every
-adapter keeps (DESIGN.md idea 1):
+adapter keeps (ADR 0005):
 
 1. ``transcript_path == ""``: the transcript is not located yet. Live signals are still
    consulted (a dialog can be open before any transcript exists); otherwise the result
@@ -77,7 +77,7 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     live_signals: bool
     """Reads a hook spool under ``runtime_dir`` (so ``runtime_dir=""`` changes the read)."""
     native_status: bool = False
-    """Also reads a status file the CLI itself keeps (e.g. Claude Code's sessions/<pid>)."""
+    """Also reads a status file the CLI itself keeps (a per-process status file)."""
     attests_supersession: bool = False
     """The provider marks superseded records itself (branch, undo, rewind) → ``inactive``."""
     follows_clear: bool = True
@@ -128,7 +128,7 @@ class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
     tool_input: dict[str, Any] = {}
     tool_use_id: str = ""
     agent_id: str = ""
-    """Set when a subagent asked (Claude Code ``agent_id``)."""
+    """Set when a subagent asked (the provider's subagent id)."""
 
 
 class Usage(msgspec.Struct, kw_only=True, gc=False):
@@ -284,6 +284,8 @@ class Chat(msgspec.Struct, kw_only=True):
     state: ChatState = "idle"
     activity: Activity = "unknown"
     task_state: TaskState = "active"
+    task_reason: str = ""
+    """Why the task is ``blocked`` (a declaration's reason); ``""`` otherwise."""
     pending_dialog: PendingDialog | None = None
     pending_approval: PendingApproval | None = None
     messages: list[Message] = []
@@ -301,6 +303,9 @@ class Adapter(Protocol):
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    executable: ClassVar[str]
+    """The agent CLI's command name as found on ``PATH`` (``agentspool run`` spawns it);
+    ``""`` for an adapter whose agent is not a command."""
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         """Compose the run's state and conversation (module docstring: the four rules)."""
@@ -321,7 +326,7 @@ class Adapter(Protocol):
         """Render per-run hook settings into the run dir; return what to add to the spawn.
 
         ``trust``/``config_home`` matter only with ``capabilities.hook_trust``; an adapter
-        without a trust gate refuses ``trust="config"`` (``SettingsError``).
+        without a trust gate refuses ``trust="config"`` (``UnsupportedError``).
         """
         ...
 

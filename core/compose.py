@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import msgspec
 
-from agentspool.adapters import reducer
-from agentspool.adapters.events import InputRequested
-from agentspool.adapters.seam import Chat, Drift, Evidence, Message, PendingApproval, Usage
+from agentspool.core import reducer
+from agentspool.core.events import InputRequested
+from agentspool.core.seam import Chat, Drift, Evidence, Message, PendingApproval, Usage
 
 
 def compose_chat(
@@ -31,6 +31,7 @@ def compose_chat(
         state=reducer.chat_state(state),
         activity=state.activity,
         task_state=state.task_state,
+        task_reason=state.task_reason,
         messages=list(messages or ()),
         transcript_id=transcript_id,
         transcript_path=transcript_path,

@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.events import (
+from agentspool.core.events import (
     BackgroundFinished,
     Event,
     InputRequested,
@@ -39,7 +39,7 @@ from agentspool.adapters.events import (
     TurnStarted,
     TurnStopped,
 )
-from agentspool.adapters.seam import Activity, ChatState, Evidence, TaskState
+from agentspool.core.seam import Activity, ChatState, Evidence, TaskState
 
 
 class RunState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -276,11 +276,13 @@ def _turn_stopped(state: RunState, event: TurnStopped) -> RunState:
 
 
 def _declare(state: RunState, event: TaskStateDeclared) -> RunState:
-    if event.task_state == "blocked" and not event.reason.strip():
+    """A reason belongs to ``blocked`` only: leaving ``blocked`` drops it."""
+    reason = event.reason.strip() if event.task_state == "blocked" else ""
+    if event.task_state == "blocked" and not reason:
         return state
-    if (event.task_state, event.reason) == (state.task_state, state.task_reason):
+    if (event.task_state, reason) == (state.task_state, state.task_reason):
         return state
-    return msgspec.structs.replace(state, task_state=event.task_state, task_reason=event.reason)
+    return msgspec.structs.replace(state, task_state=event.task_state, task_reason=reason)
 
 
 _IDENTITY_BOUND: dict[type, Callable[[RunState, Any], RunState]] = {

@@ -5,9 +5,9 @@ into these; ``reducer.step`` folds them. Each event names the evidence it came f
 (``source``: ``<channel>:<signal>``) and its evidence time (``at``, seconds since the
 epoch), and the transcript identity it belongs to (``epoch``; ``""`` = not tied to one).
 
-Turn leases: ``turn_id`` is the provider's turn identity (Claude Code ``prompt_id``,
-Codex ``turn_id``). ``""`` means the evidence is not bound to a turn (e.g. a background
-subagent's permission prompt, which can open after the main turn has ended).
+Turn leases: ``turn_id`` is the provider's turn identity (a prompt id, a turn id, …).
+``""`` means the evidence is not bound to a turn (e.g. a background subagent's
+permission prompt, which can open after the main turn has ended).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentspool.adapters.seam import PendingDialog, TaskState
+from agentspool.core.seam import PendingDialog, TaskState
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
@@ -96,6 +96,17 @@ class TaskStateDeclared(_Event, tag="state.task_state", frozen=True, kw_only=Tru
 
     task_state: TaskState
     reason: str = ""
+
+
+class RunEnded(_Event, tag="run.ended", frozen=True, kw_only=True):
+    """The run reached its terminal outcome: its agent process exited (the spawn wrapper
+    saw it). Core's, not the reducer's: a run that ended reads ``ended`` whatever its
+    evidence says (``core.reader``). Process exit never means the *task* is done."""
+
+    exit_status: int | None = None
+    """The agent's exit status; ``128 + N`` when signal N killed it."""
+    transcript_path: str = ""
+    """Where the run's transcript was when it ended (its spool may be swept since)."""
 
 
 Event = (

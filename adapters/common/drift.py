@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import msgspec
 
-from agentspool.adapters.seam import SourceDrift
+from agentspool.core.seam import SourceDrift
 
 _decode_object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
 _DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)

@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from agentspool.adapters._jsonl import JsonlFollower
-from agentspool.adapters._merge import EventMerger
-from agentspool.adapters.events import Event
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.core.events import Event
+from agentspool.core.merge import EventMerger
 from agentspool.errors import TranscriptGoneError
 from agentspool.spool import signature
 
@@ -103,7 +103,9 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
         raise NotImplementedError
 
     def _spool(self, run_id: str, runtime_dir: str) -> S:
-        """The run's spool view, refreshed."""
+        """The run's spool view, refreshed. The refresh re-checks the runtime dir and run
+        dir each time (``SpoolReader``, ADR 0013): a dir that turned unsafe since the
+        last read raises ``RuntimeDirError`` before a forged record is folded in."""
         key = (run_id, runtime_dir)
         view = self._spools.get(key)
         if view is None:
