@@ -3,7 +3,7 @@
 # added after installing appear only after `make install` again.
 PY ?= .venv/bin/python
 
-.PHONY: install lint typecheck test test-fast bench all
+.PHONY: install lint typecheck test test-fast bench compat all
 
 install:
 	test -x $(PY) || python3 -m venv .venv
@@ -27,5 +27,11 @@ test-fast:
 bench:
 	$(PY) benchmarks/hooks.py
 	$(PY) benchmarks/read.py
+
+# The Tier-2 scenarios against the pinned CLIs and the newest releases on npm (each
+# installed into its own prefix under $$TMPDIR/agentspool-compat); prints the table.
+# COMPAT_ARGS=--update-readme writes it into README.md too.
+compat:
+	$(PY) tests/live/compat.py $(COMPAT_ARGS)
 
 all: lint typecheck test

@@ -17,6 +17,8 @@ obligations run hermetically against every provider:
   call and its result, in the provider's real shape)
 * a persistence round trip (``core.store.SessionStore``) changes neither the records nor
   the assembled detail; a delta (incremental) parse is rejected there
+* ``Chat.drift`` (ADR 0014) is the same on every re-read, by the same or a fresh
+  adapter, and empty for the kit's evidence (it is shaped as the pinned CLI writes it)
 * a dropped adapter frees its parse at once: messages and events are not tracked by the
   cycle collector (seam: ``gc=False``), so nothing holding them may sit in a cycle
 * what a read handed out never changes: the messages of every read, taken line by line
@@ -214,6 +216,21 @@ class AdapterConformance:
         assert [(m.seq, m.id) for m in grown][: len(middle)] == middle
         assert len(grown) > len(first)
         assert [m.seq for m in grown] == list(range(1, len(grown) + 1))
+
+    def test_drift_is_stable_across_reparses_and_empty_for_real_shapes(
+        self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 2)
+        first = adapter.read_chat("run-1", "", path).drift
+        again = adapter.read_chat("run-1", "", path).drift
+        fresh = load_adapter_fresh(adapter).read_chat("run-1", "", path).drift
+        assert first == again == fresh
+        assert not first, first.describe()
+        kit.append_turn(path)
+        kit.open_prompt(runtime, "run-1", path)
+        live = adapter.read_chat("run-1", runtime, path).drift
+        assert live == load_adapter_fresh(adapter).read_chat("run-1", runtime, path).drift
+        assert not live, live.describe()
 
     def test_canonical_stream_passes_assemble_session_detail(
         self, adapter: Adapter, kit: Kit, tmp_path: object

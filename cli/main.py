@@ -11,10 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import agentspool
 from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
+
+if TYPE_CHECKING:
+    from agentspool import Chat
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -355,6 +358,8 @@ def _cmd_read(args: argparse.Namespace) -> int:
         live=not args.transcript_only,
         ended=args.ended,
     )
+    if chat.drift:
+        print(drift_warning(args.provider, args.run_id, chat), file=sys.stderr)
     if args.json:
         _print_json(chat)
         return EXIT_OK
@@ -504,6 +509,15 @@ def _struct(value: Any) -> dict[str, Any]:
 def _usage(message: str) -> int:
     print(f"agentspool: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
+    """One line: which CLI version wrote what this agentspool does not know (ADR 0014)."""
+    version = chat.drift.cli_version or "version not stated"
+    return (
+        f"agentspool: warning: {run_id}: {provider} {version} wrote records this "
+        f"agentspool does not know (state may be incomplete): {chat.drift.describe()}"
+    )
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import msgspec
 
 from agentspool.core import reducer
 from agentspool.core.events import InputRequested
-from agentspool.core.seam import Chat, Evidence, Message, PendingApproval, Usage
+from agentspool.core.seam import Chat, Drift, Evidence, Message, PendingApproval, Usage
 
 
 def compose_chat(
@@ -19,10 +19,11 @@ def compose_chat(
     transcript_path: str = "",
     usage: Usage | None = None,
     complete_pending: Callable[[InputRequested], InputRequested] | None = None,
+    drift: Drift | None = None,
 ) -> Chat:
     """Publish the fold. ``complete_pending`` lets the adapter name the tool of an
     unspecific wait (a notification or status file says *that* a prompt is open, the
-    transcript says for *which* call)."""
+    transcript says for *which* call). ``drift``: what the parsers did not know."""
     pending = state.pending
     if pending is not None and complete_pending is not None:
         pending = complete_pending(pending)
@@ -36,6 +37,7 @@ def compose_chat(
         transcript_path=transcript_path,
         usage=msgspec.structs.replace(usage) if usage else Usage(),
         evidence=[state.evidence] if state.evidence is not None else [],
+        drift=drift if drift is not None else Drift(),
     )
     if pending is not None:
         if pending.kind == "question":

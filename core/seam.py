@@ -17,6 +17,9 @@ adapter keeps (ADR 0005):
    ``Chat.pending_approval``), never as a synthetic message, so ``seq`` numbers stay
    stable across re-parses.
 
+``Chat.drift`` counts, per evidence source, the records and fields the adapter's parsers
+do not know, with the CLI version the transcript names: never fatal, never silent.
+
 ``Chat.state`` is the five-word wire vocabulary (byte-stable once published):
 
 - ``idle``        nothing has happened yet: no turn started
@@ -49,6 +52,7 @@ __all__ = [
     "ChatState",
     "DialogOption",
     "DialogQuestion",
+    "Drift",
     "Evidence",
     "InstallReport",
     "InstallScope",
@@ -56,6 +60,7 @@ __all__ = [
     "Message",
     "PendingApproval",
     "PendingDialog",
+    "SourceDrift",
     "Spawn",
     "TaskState",
     "TranscriptGoneError",
@@ -230,6 +235,79 @@ class Message(msgspec.Struct, kw_only=True, gc=False):
     """The provider's API message/response id (the usage dedup key)."""
 
 
+class SourceDrift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """What one evidence source held that its parser does not know (ADR 0014)."""
+
+    unknown_types: dict[str, int] = {}
+    """Record type not known to the parser → how many records of it (e.g.
+    ``"event_msg:new_event": 3``; ``<type>:<kind>`` where a type has kinds)."""
+    unknown_fields: list[str] = []
+    """``<record type>.<field>`` of fields not known to the parser, sorted, each once. Only
+    the first record of each type is checked (a field first seen later is not listed)."""
+    corrupt: int = 0
+    """Records that could not be read at all (not JSON, or a known field of a new type)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.unknown_types or self.unknown_fields or self.corrupt)
+
+    def describe(self) -> str:
+        """One clause: ``3 records of unknown type (foo x3), 1 unknown field (a.b)``."""
+        parts = []
+        if self.unknown_types:
+            count = sum(self.unknown_types.values())
+            kinds = _some(f"{name} x{n}" for name, n in sorted(self.unknown_types.items()))
+            parts.append(f"{count} record{'s' * (count != 1)} of unknown type ({kinds})")
+        if self.unknown_fields:
+            count = len(self.unknown_fields)
+            parts.append(
+                f"{count} unknown field{'s' * (count != 1)} ({_some(self.unknown_fields)})"
+            )
+        if self.corrupt:
+            parts.append(f"{self.corrupt} unreadable record{'s' * (self.corrupt != 1)}")
+        return ", ".join(parts)
+
+
+def _some(names: Iterable[str], shown: int = 5) -> str:
+    """The first few names, printable: they come from the evidence, not from us."""
+    names = list(names)
+    text = ", ".join(names[:shown]) + (
+        f", +{len(names) - shown} more" if len(names) > shown else ""
+    )
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+class Drift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Schema drift per evidence source, and the CLI version the transcript names.
+
+    The CLIs ship a release a day: records and fields a parser does not know are never
+    fatal, but they are not silent either (``agentspool read`` warns on one line).
+    Counted over everything read so far, so it is the same on every re-read of the same
+    evidence, however it was read (ADR 0014)."""
+
+    cli_version: str = ""
+    """The CLI's version as its transcript states it (``""`` when it states none)."""
+    transcript: SourceDrift = msgspec.field(default_factory=SourceDrift)
+    spool: SourceDrift = msgspec.field(default_factory=SourceDrift)
+    """The hook payloads."""
+    native: SourceDrift = msgspec.field(default_factory=SourceDrift)
+    """The status file the CLI itself keeps, as of this read."""
+
+    def __bool__(self) -> bool:
+        return bool(self.transcript or self.spool or self.native)
+
+    def describe(self) -> str:
+        """``transcript: …; spool: …`` for each source with drift (``""`` with none)."""
+        return "; ".join(
+            f"{name}: {source.describe()}"
+            for name, source in (
+                ("transcript", self.transcript),
+                ("spool", self.spool),
+                ("native status", self.native),
+            )
+            if source
+        )
+
+
 class Chat(msgspec.Struct, kw_only=True):
     state: ChatState = "idle"
     activity: Activity = "unknown"
@@ -244,6 +322,8 @@ class Chat(msgspec.Struct, kw_only=True):
     usage: Usage = msgspec.field(default_factory=Usage)
     evidence: list[Evidence] = []
     """The signals behind ``state``, most decisive first."""
+    drift: Drift = msgspec.field(default_factory=Drift)
+    """Records and fields the adapter's parsers do not know, per source (ADR 0014)."""
 
 
 class Adapter(Protocol):

@@ -39,7 +39,16 @@ from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
-from agentspool.core.seam import Capabilities, Chat, InstallReport, InstallScope, Spawn, Trust
+from agentspool.core.seam import (
+    Capabilities,
+    Chat,
+    Drift,
+    InstallReport,
+    InstallScope,
+    SourceDrift,
+    Spawn,
+    Trust,
+)
 from agentspool.errors import UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
@@ -146,23 +155,35 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
         extra: list[Event] = []
+        spool_drift = native_drift = SourceDrift()
         if spool is not None:
             pid = spool.translator.agent_pid
+            native = _signals.native_drift()
             status, gone = _signals.read_native(
-                transcript_path or spool.translator.transcript_path, pid
+                transcript_path or spool.translator.transcript_path, pid, native
             )
             extra = _signals.native_events(status, gone, pid)
+            spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
+            native_drift = native.snapshot()
         if not transcript_path:
             # Not located yet: live signals alone (a dialog can be open before any
             # transcript exists); with none, an idle empty chat.
             merger = EventMerger()
             if spool is not None:
                 merger.add("spool", spool.events)
-            return compose_chat(merger.state(extra))
+            return compose_chat(
+                merger.state(extra), drift=Drift(spool=spool_drift, native=native_drift)
+            )
         view = self._read_view(run_id, runtime_dir, transcript_path)
         if spool is not None:
             view.add_spool(spool.events)
         parser = view.parser
+        drift = Drift(
+            cli_version=parser.cli_version,
+            transcript=parser.drift.snapshot(parser.corrupt),
+            spool=spool_drift,
+            native=native_drift,
+        )
         return compose_chat(
             view.merger.state(extra),
             parser.messages,
@@ -170,4 +191,5 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             transcript_path=transcript_path,
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
+            drift=drift,
         )

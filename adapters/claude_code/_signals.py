@@ -11,7 +11,14 @@ from typing import Any, Literal
 
 import msgspec
 
+from agentspool.adapters.claude_code._schema import (
+    HOOK_FIELDS,
+    NATIVE_FIELDS,
+    NATIVE_STATUSES,
+    NATIVE_WAITS,
+)
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
@@ -57,6 +64,7 @@ class HookTranslator:
         self.transcript_path = ""
         self.agent_pid = 0
         self.undecodable = 0
+        self.drift = DriftCounter(HOOK_FIELDS)
         # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
         # so it is matched to the latest unfinished call with the same tool and input.
         self._calls: list[tuple[str, str, Any, str]] = []  # (tool_use_id, name, input, agent)
@@ -66,9 +74,11 @@ class HookTranslator:
         if hook is None:
             self.undecodable += 1
             return []
+        name = record.event
+        if name not in self.drift.checked and not record.truncated:
+            self.drift.see(name, record.payload)
         if record.agent_pid:
             self.agent_pid = record.agent_pid
-        name = record.event
         if hook.transcript_path and name != "SessionEnd":
             self.transcript_path = hook.transcript_path
         base: dict[str, Any] = {
@@ -193,8 +203,28 @@ def process_start(pid: int) -> str | None:
     return None if proc is None else str(proc.started)
 
 
-def read_native(transcript_path: str, pid: int) -> tuple[NativeStatus | None, bool]:
-    """(status file if it is about a live process, whether that process is gone)."""
+_NATIVE = "status-file"
+_NATIVE_KNOWN = {_NATIVE: NATIVE_FIELDS}
+
+
+def native_drift() -> DriftCounter:
+    """A counter for one read of the status file (its drift is as of that read)."""
+    return DriftCounter(_NATIVE_KNOWN)
+
+
+def _check_native(raw: bytes, status: NativeStatus, drift: DriftCounter) -> None:
+    drift.see(_NATIVE, raw, object_keys)
+    if status.status and status.status not in NATIVE_STATUSES:
+        drift.unknown_type(f"status:{status.status}")
+    if status.waitingFor and status.waitingFor not in NATIVE_WAITS:
+        drift.unknown_type(f"waitingFor:{status.waitingFor}")
+
+
+def read_native(
+    transcript_path: str, pid: int, drift: DriftCounter | None = None
+) -> tuple[NativeStatus | None, bool]:
+    """(status file if it is about a live process, whether that process is gone).
+    ``drift`` counts what the file holds that is not known here."""
     if not pid or not transcript_path:
         return None, False
     started = process_start(pid)
@@ -202,11 +232,20 @@ def read_native(transcript_path: str, pid: int) -> tuple[NativeStatus | None, bo
         return None, True
     try:
         with open(native_path(transcript_path, pid), "rb") as fh:
-            status = msgspec.json.decode(fh.read(), type=NativeStatus)
-    except (OSError, msgspec.DecodeError):
-        status = None
-    if status is not None and status.procStart and status.procStart != started:
+            raw = fh.read()
+    except OSError:
+        return None, False
+    try:
+        status = msgspec.json.decode(raw, type=NativeStatus)
+    except msgspec.DecodeError:
+        # Mid-rewrite, or a field of a new type: either way nothing to go on.
+        if drift is not None and raw.strip():
+            drift.corrupt += 1
+        return None, False
+    if status.procStart and status.procStart != started:
         return None, True  # the pid was reused: the file is about a process long gone
+    if drift is not None:
+        _check_native(raw, status, drift)
     return status, False
 
 

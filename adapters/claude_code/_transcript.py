@@ -17,7 +17,9 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.claude_code._schema import TRANSCRIPT_FIELDS
 from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
@@ -135,6 +137,7 @@ class _Line(msgspec.Struct, rename="camel", gc=False):
     tool_use_result: msgspec.Raw = msgspec.Raw()
     """Read only behind an ``Agent`` call (``_AsyncLaunch``): often large (a Bash result
     repeats its whole output there, an Edit the whole file), so it stays undecoded."""
+    version: str | None = None
 
 
 class _AnyLine(msgspec.Struct, rename="camel", gc=False):
@@ -165,6 +168,16 @@ _decode_any_line = msgspec.json.Decoder(_AnyLine).decode
 _decode_launch = msgspec.json.Decoder(_AsyncLaunch | str | None).decode
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 _CONVERSATION = frozenset({"user", "assistant", "system"})
+
+
+def _shape_of(members: dict[str, msgspec.Raw]) -> str:
+    """``type`` or ``type:subtype`` of a record read as raw members."""
+    try:
+        kind = msgspec.json.decode(members.get("type", b'""'))
+        subtype = msgspec.json.decode(members["subtype"]) if "subtype" in members else None
+    except msgspec.DecodeError:
+        return ""
+    return f"{kind}:{subtype}" if isinstance(subtype, str) else str(kind)
 
 
 def _text_of(content: str | list[_Part] | None) -> str:
@@ -202,6 +215,9 @@ class TranscriptParser:
         self.session_id = ""
         self.corrupt = 0
         self.unknown = 0
+        self.drift = DriftCounter(TRANSCRIPT_FIELDS)
+        self.cli_version = ""
+        """The latest ``version`` a record names (a resumed session may be a newer CLI's)."""
         self.turn = ""
         self.sidechain: bool | None = None
         self.agent_id = ""
@@ -210,6 +226,9 @@ class TranscriptParser:
         self.background: dict[str, None] = {}
         """Background agents launched and not yet reported back (insertion-ordered)."""
         self._usage_seen: set[str] = set()
+        self._unchecked: list[str] = []
+        """Shapes met for the first time in the block being read: their fields are
+        checked once it is read (a decoded line keeps no bytes; ADR 0014)."""
 
     def feed(self, block: memoryview) -> None:
         """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
@@ -224,6 +243,8 @@ class TranscriptParser:
             return
         for line in decoded:
             self._dispatch(line)
+        if self._unchecked:
+            self._check_fields(block)
 
     def feed_line(self, raw: bytes) -> None:
         if raw[:1] != b"{" and not raw.strip():
@@ -237,6 +258,8 @@ class TranscriptParser:
             self.corrupt += 1
             return
         self._dispatch(line)
+        if self._unchecked:
+            self._check_fields(raw)
 
     def _dispatch(self, line: _Line) -> None:
         kind = line.type
@@ -246,6 +269,11 @@ class TranscriptParser:
             line
         ):
             return
+        shape = kind if line.subtype is None else f"{kind}:{line.subtype}"
+        if shape not in self.drift.checked:
+            self._first(shape)
+        if line.version:
+            self.cli_version = line.version
         if kind == "user":
             self._user(line)
         elif kind == "assistant":
@@ -268,6 +296,44 @@ class TranscriptParser:
             self.corrupt += 1
         elif line.type not in BOOKKEEPING and self._enter(line):
             self.unknown += 1
+            self.drift.unknown_type(line.type)
+
+    # -- drift (ADR 0014) ------------------------------------------------------------
+    def _first(self, shape: str) -> None:
+        """A record of a shape whose fields are not checked yet: a shape known here is
+        checked once its block is read; an unknown one is counted, every record of it."""
+        if shape not in TRANSCRIPT_FIELDS:
+            self.drift.unknown_type(shape)
+        elif shape not in self._unchecked:
+            self._unchecked.append(shape)
+
+    def _check_fields(self, block: bytes | memoryview) -> None:
+        """Find the first line of each unchecked shape in the block and check its
+        top-level keys: the shape's name is searched as bytes, so only candidate lines
+        decode."""
+        data = bytes(block)
+        for shape in self._unchecked:
+            kind, _, subtype = shape.partition(":")
+            # The value alone, in whatever spelling the line has; the shape is verified.
+            needle = b'"%s"' % (subtype or kind).encode()
+            at = data.find(needle)
+            while at >= 0:
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                end = len(data) if end < 0 else end
+                members = object_keys(data[start:end])
+                if members is not None and _shape_of(members) == shape:
+                    self.drift.check(shape, members)
+                    break
+                at = data.find(needle, end)
+            else:
+                # Not as expected in the bytes (another spelling): the slow way.
+                for raw in split_lines(memoryview(data)):
+                    members = object_keys(raw)
+                    if members is not None and _shape_of(members) == shape:
+                        self.drift.check(shape, members)
+                        break
+        self._unchecked.clear()
 
     def _enter(self, line: _Line | _AnyLine) -> bool:
         """What every conversation record does first; ``False``: not this file's.

@@ -53,7 +53,16 @@ from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested, SessionEnded
 from agentspool.core.merge import EventMerger
-from agentspool.core.seam import Capabilities, Chat, InstallReport, InstallScope, Spawn, Trust
+from agentspool.core.seam import (
+    Capabilities,
+    Chat,
+    Drift,
+    InstallReport,
+    InstallScope,
+    SourceDrift,
+    Spawn,
+    Trust,
+)
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -142,13 +151,19 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
+        spool_drift = SourceDrift()
+        if spool is not None:
+            spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
         if not transcript_path:
             # Not located yet: live signals alone (a question or an approval can be
             # open before the rollout is found); with none, an idle empty chat.
             merger = EventMerger()
             if spool is not None:
                 merger.add("spool", spool.channel(""))
-            return compose_chat(merger.state(spool.liveness() if spool is not None else ()))
+            return compose_chat(
+                merger.state(spool.liveness() if spool is not None else ()),
+                drift=Drift(spool=spool_drift),
+            )
         view = self._read_view(run_id, runtime_dir, transcript_path)
         parser = view.parser
         if spool is not None:
@@ -161,4 +176,9 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             transcript_path=transcript_path,
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser),
+            drift=Drift(
+                cli_version=parser.cli_version,
+                transcript=parser.drift.snapshot(parser.corrupt),
+                spool=spool_drift,
+            ),
         )

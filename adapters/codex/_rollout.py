@@ -6,7 +6,8 @@ Grammar: docs/providers/codex.md §6. Every line is an envelope
 union of one view per record type: each declares only the payload fields read here
 (msgspec skips the rest cheaply), so bookkeeping records cost a skip. A line that fails
 to decode is counted (``corrupt``) and skipped; a record type not known here is counted
-(``unknown``); neither is ever fatal. ``RolloutParser.feed`` takes a block of complete
+(``unknown``); neither is ever fatal. Both, and fields not known on the first record of
+each shape, are schema drift (``drift``, ADR 0014). ``RolloutParser.feed`` takes a block of complete
 lines and decodes it in one call (``feed_line`` takes one line); a follower
 (``_jsonl.JsonlFollower``, or ``ZstFollower`` for ``.jsonl.zst``) hands it what was
 appended, so a re-read costs what was appended, not the file.
@@ -27,7 +28,9 @@ from typing import Any, ClassVar, Literal, Union
 
 import msgspec
 
+from agentspool.adapters.codex._schema import ROLLOUT_FIELDS
 from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
@@ -80,6 +83,7 @@ class _SessionMeta(msgspec.Struct, gc=False):
     source: Any = None
     thread_source: str | None = None
     agent_nickname: str | None = None
+    cli_version: str = ""
 
 
 class _Part(msgspec.Struct, gc=False):
@@ -283,6 +287,31 @@ def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
     return question_dialog(tool_use_id, arguments.get("questions"))
 
 
+def _shape_and_members(raw: bytes | memoryview) -> tuple[str, list[str]] | None:
+    """A line's shape (``type``, or ``type:<payload type>`` where payloads have kinds)
+    and its members: envelope keys, ``payload.<key>`` for the payload's."""
+    envelope = object_keys(raw)
+    if envelope is None or "type" not in envelope:
+        return None
+    try:
+        kind = msgspec.json.decode(envelope["type"], type=str)
+    except _DECODE_ERRORS:
+        return None
+    names = list(envelope)
+    payload = object_keys(envelope["payload"]) if "payload" in envelope else None
+    if payload is not None:
+        names += [f"payload.{key}" for key in payload]
+        if kind in _KINDED and "type" in payload:
+            try:
+                kind += ":" + msgspec.json.decode(payload["type"], type=str)
+            except _DECODE_ERRORS:
+                return None
+    return kind, names
+
+
+_KINDED = frozenset({"response_item", "event_msg", "retained_context"})
+
+
 class RolloutParser:
     """Parse state for one rollout file (one thread): ``feed`` blocks, or ``feed_line``
     single lines, in file order.
@@ -302,6 +331,12 @@ class RolloutParser:
         self.nickname = ""
         self.corrupt = 0
         self.unknown = 0
+        self.drift = DriftCounter(ROLLOUT_FIELDS)
+        self.cli_version = ""
+        """``session_meta.cli_version``: the latest one (a resumed thread may be a newer
+        CLI's)."""
+        self._unchecked: list[str] = []
+        """Shapes whose first record was met in the block being read: checked after it."""
         self.turn = ""
         """The latest turn ``task_started`` opened (records naming no turn bind to it)."""
         self.open_calls: dict[str, tuple[str, dict[str, Any], str]] = {}
@@ -313,6 +348,8 @@ class RolloutParser:
         self._unpriced: list[Message] = []
         """Model output since the last usage record: the response that record prices."""
         self._meta_seen = False
+        self._items_checked: set[str] = set()
+        self._events_checked: set[str] = set()
 
     # -- dispatch ------------------------------------------------------------------
     def feed(self, block: memoryview) -> None:
@@ -329,6 +366,8 @@ class RolloutParser:
         handlers = self._HANDLERS
         for line in decoded:
             handlers[type(line)](self, line)
+        if self._unchecked:
+            self._check_fields(block)
 
     def feed_line(self, raw: bytes) -> None:
         if raw[:1] != b"{" and not raw.strip():
@@ -344,11 +383,46 @@ class RolloutParser:
                 self.corrupt += 1  # or a known record whose fields do not fit its view
             else:
                 self.unknown += 1
+                self.drift.unknown_type(kind)
             return
         except (msgspec.DecodeError, UnicodeDecodeError):
             self.corrupt += 1
             return
         self._HANDLERS[type(line)](self, line)
+        if self._unchecked:
+            self._check_fields(raw)
+
+    # -- drift (ADR 0014) ------------------------------------------------------------
+    def _first(self, shape: str) -> None:
+        """The first record of a shape known here, met in a decoded block: its fields
+        are checked once the block is read (a decoded line keeps no bytes)."""
+        if shape in ROLLOUT_FIELDS and shape not in self._unchecked:
+            self._unchecked.append(shape)
+
+    def _check_fields(self, block: bytes | memoryview) -> None:
+        """Find the line of each unchecked shape in the block and check its fields: the
+        shape's name is searched as bytes, so only candidate lines are decoded."""
+        data = bytes(block)
+        for shape in self._unchecked:
+            needle = b'"type":"%s"' % shape.rpartition(":")[2].encode()
+            at = data.find(needle)
+            while at >= 0:
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                end = len(data) if end < 0 else end
+                found = _shape_and_members(data[start:end])
+                if found is not None and found[0] == shape:
+                    self.drift.check(shape, found[1])
+                    break
+                at = data.find(needle, end)
+            else:
+                # Not as expected in the bytes (another spelling): the slow way.
+                for raw in split_lines(memoryview(data)):
+                    found = _shape_and_members(raw)
+                    if found is not None and found[0] == shape:
+                        self.drift.check(shape, found[1])
+                        break
+        self._unchecked.clear()
 
     def _append(self, message: Message) -> None:
         message.seq = len(self.messages) + 1
@@ -366,6 +440,10 @@ class RolloutParser:
     # -- record types --------------------------------------------------------------
     def _session_meta(self, line: _SessionMetaLine) -> None:
         meta = line.payload
+        if meta.cli_version:
+            self.cli_version = meta.cli_version
+        if "session_meta" not in self.drift.checked:
+            self._first("session_meta")
         if self._meta_seen:
             return  # a later session_meta (resume, fork) does not change the identity
         self._meta_seen = True
@@ -384,12 +462,20 @@ class RolloutParser:
             )
         )
 
-    def _bookkeeping(self, line: object) -> None:
-        return
+    def _turn_context(self, line: object) -> None:
+        if "turn_context" not in self.drift.checked:
+            self._first("turn_context")
+
+    def _world_state(self, line: object) -> None:
+        if "world_state" not in self.drift.checked:
+            self._first("world_state")
 
     def _response_item(self, line: _ResponseItemLine) -> None:
         item = line.payload
         kind = item.type
+        if kind not in self._items_checked:
+            self._items_checked.add(kind)
+            self._first("response_item:" + kind)
         if kind == "message":
             self._message(line, item)
             return
@@ -412,6 +498,7 @@ class RolloutParser:
             self._output(line, item, turn)
         else:
             self.unknown += 1
+            self.drift.unknown_type("response_item:" + kind)
 
     def _message(self, line: _ResponseItemLine, item: _ResponseItem) -> None:
         text = _text(item.content)
@@ -531,6 +618,9 @@ class RolloutParser:
     def _event_msg(self, line: _EventLine) -> None:
         msg = line.payload
         kind = msg.type
+        if kind not in self._events_checked:
+            self._events_checked.add(kind)
+            self._first("event_msg:" + kind)
         if kind == "task_started":
             if msg.turn_id:
                 self.turn = msg.turn_id
@@ -584,6 +674,7 @@ class RolloutParser:
                 self._item_completed(line, msg.item)
         elif kind not in EVENT_BOOKKEEPING:
             self.unknown += 1
+            self.drift.unknown_type("event_msg:" + kind)
 
     def _item_completed(self, line: _EventLine, item: _Item) -> None:
         # Items duplicate the response_items (messages, command output); only the
@@ -616,6 +707,8 @@ class RolloutParser:
             )
 
     def _token_usage(self, line: _UsageLine) -> None:
+        if "token_usage_record" not in self.drift.checked:
+            self._first("token_usage_record")
         record = line.payload
         u = record.usage
         if u is None:
@@ -649,6 +742,8 @@ class RolloutParser:
             self._unpriced.clear()
 
     def _compacted(self, line: _CompactedLine) -> None:
+        if "compacted" not in self.drift.checked:
+            self._first("compacted")
         record = line.payload
         self._append(
             Message(
@@ -663,7 +758,10 @@ class RolloutParser:
     def _retained(self, line: _RetainedLine) -> None:
         record = line.payload
         if record.type != "verified_answer":
+            self.drift.unknown_type("retained_context:" + record.type)
             return
+        if "retained_context:verified_answer" not in self.drift.checked:
+            self._first("retained_context:verified_answer")
         lines = []
         for qa in record.questions:
             answer = qa.answer
@@ -685,8 +783,8 @@ class RolloutParser:
 
     _HANDLERS: ClassVar[dict[type, Callable[[RolloutParser, Any], None]]] = {
         _SessionMetaLine: _session_meta,
-        _TurnContextLine: _bookkeeping,
-        _WorldStateLine: _bookkeeping,
+        _TurnContextLine: _turn_context,
+        _WorldStateLine: _world_state,
         _ResponseItemLine: _response_item,
         _EventLine: _event_msg,
         _UsageLine: _token_usage,

@@ -17,6 +17,8 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
+from agentspool.adapters.codex._schema import HOOK_FIELDS
+from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
@@ -98,6 +100,7 @@ class HookTranslator:
         # The native codex process (the hooks' parent) and when a record last named it.
         self.agent_pid = 0
         self.agent_seen_ns = 0
+        self.drift = DriftCounter(HOOK_FIELDS)
         # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
         # so it is matched to the latest unfinished call of the same turn and tool.
         self._calls: list[_Call] = []
@@ -112,6 +115,8 @@ class HookTranslator:
         if record.agent_pid:
             self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
+        if name not in self.drift.checked and not record.truncated:
+            self.drift.see(name, record.payload)
         if hook.transcript_path and not hook.agent_id and name not in _NOT_LOCATING:
             self.transcript_path = hook.transcript_path
         agent = hook.agent_id

@@ -50,8 +50,11 @@ from typing import Any
 from harness import tmux
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
-CLAUDE_BIN = LIVE_DIR / "node_modules" / ".bin" / "claude"
-CLAUDE_VERSION = "2.1.328"
+# `make compat` points these at another release, installed into its own prefix.
+CLAUDE_BIN = Path(
+    os.environ.get("AGENTSPOOL_CLAUDE_BIN") or LIVE_DIR / "node_modules" / ".bin" / "claude"
+)
+CLAUDE_VERSION = os.environ.get("AGENTSPOOL_CLAUDE_VERSION") or "2.1.328"
 FAKE_API_KEY = "sk-ant-api03-agentspool-fake-key-0000000000000000000000000000-AAAAAAAA"
 
 #: Every hook event the logging hooks register (tool events get matcher "*").

@@ -42,8 +42,11 @@ from typing import Any
 from . import tmux
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
-CODEX_BIN = LIVE_DIR / "node_modules" / ".bin" / "codex"
-CODEX_VERSION = "0.169.0"
+# `make compat` points these at another release, installed into its own prefix.
+CODEX_BIN = Path(
+    os.environ.get("AGENTSPOOL_CODEX_BIN") or LIVE_DIR / "node_modules" / ".bin" / "codex"
+)
+CODEX_VERSION = os.environ.get("AGENTSPOOL_CODEX_VERSION") or "0.169.0"
 
 HOOK_EVENTS: tuple[str, ...] = (
     "PreModelRequest",

@@ -1,0 +1,88 @@
+"""Counting schema drift: record types and fields a parser does not know (ADR 0014).
+
+Cheap by construction, so a cold read of a long transcript pays nothing measurable: an
+unknown record type is counted where the parser already fell through (it recognised
+nothing), and fields are checked only on the *first* record of each shape — its top-level
+keys, decoded as ``msgspec.Raw`` values (a skip), against the fields the parser knows for
+that shape. A shape is a record type, or ``<type>:<kind>`` where a type has kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+import msgspec
+
+from agentspool.core.seam import SourceDrift
+
+_decode_object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)
+
+
+def object_keys(raw: bytes | memoryview | msgspec.Raw) -> dict[str, msgspec.Raw] | None:
+    """A JSON object's members as raw values (``None`` if it is not an object)."""
+    try:
+        return _decode_object(raw)
+    except _DECODE_ERRORS:
+        return None
+
+
+class DriftCounter:
+    """One source's drift, accumulated in the order records are read.
+
+    ``known`` maps each shape the parser reads to its known fields; a shape not in it is
+    an unknown type, every record of it counted."""
+
+    __slots__ = ("_fields", "_known", "_types", "checked", "corrupt")
+
+    def __init__(self, known: Mapping[str, frozenset[str]]) -> None:
+        self._known = known
+        self._types: dict[str, int] = {}
+        self._fields: set[str] = set()
+        self.checked: set[str] = set()
+        """Shapes whose first record was checked (the parser tests this before calling)."""
+        self.corrupt = 0
+        """Unreadable records, where the parser keeps no count of its own."""
+
+    def see(
+        self,
+        shape: str,
+        raw: bytes | memoryview,
+        members: Callable[[bytes | memoryview], Iterable[str] | None] = object_keys,
+    ) -> None:
+        """A record of a shape not checked yet (the parser tests ``checked`` first): of a
+        known shape, its members not known for it are drift (and the shape is checked
+        from now on); of an unknown shape, it is counted, as every later one will be."""
+        if shape not in self._known:
+            self._types[shape] = self._types.get(shape, 0) + 1
+            return
+        self.check(shape, members(raw) or ())
+
+    def check(self, shape: str, members: Iterable[str]) -> None:
+        """The members of the first record of a known ``shape``; those not known for it
+        are drift. The shape is checked from now on."""
+        self.checked.add(shape)
+        known = self._known.get(shape, frozenset())
+        for name in members:
+            if name not in known:
+                self._fields.add(f"{shape}.{name}")
+
+    def unknown_type(self, shape: str) -> None:
+        self._types[shape] = self._types.get(shape, 0) + 1
+
+    def unknown_field(self, path: str) -> None:
+        self._fields.add(path)
+
+    def snapshot(self, corrupt: int = 0) -> SourceDrift:
+        """What was counted so far, plus the parser's own count of unreadable records."""
+        corrupt += self.corrupt
+        if not (self._types or self._fields or corrupt):
+            return _NONE
+        return SourceDrift(
+            unknown_types=dict(self._types),
+            unknown_fields=sorted(self._fields),
+            corrupt=corrupt,
+        )
+
+
+_NONE = SourceDrift()
