@@ -8,6 +8,9 @@ agent, so it is measured beside it. The baseline is ``<same interpreter> -I -S -
 Runs are interleaved round-robin so machine noise hits both alike; the ratio of medians
 is printed last (budget: <= 1.25, hooks/README.md). The same pair is also
 measured through ``sh -c``, for information: agent CLIs start hooks through a shell.
+The installed hooks (``agentspool install``: no run in the command, the run named after
+the agent process — one more ``/proc`` read — and created on first use) are measured too,
+with this process standing in for the agent.
 
 Usage: ``.venv/bin/python benchmarks/hooks.py [runs]`` (default 60, warm-up 5).
 """
@@ -25,6 +28,7 @@ import time
 import tomllib
 
 import agentspool
+from agentspool.spool.commands import hook_argv
 
 PAYLOAD = json.dumps(
     {
@@ -95,11 +99,23 @@ def main() -> int:
             if a.startswith("hooks.PostToolUse=")
         )
         codex_env = {**os.environ, **codex.env}
+        # Installed hooks: the run comes from the agent process, in the default runtime
+        # dir ($AGENTSPOOL_RUNTIME_DIR here); no run id in the environment.
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSPOOL_")}
+        installed_env = {**base_env, "AGENTSPOOL_RUNTIME_DIR": runtime}
+        installed = shlex.join(hook_argv("claude_code", "PostToolUse", installed=True))
+        installed_codex = shlex.join(hook_argv("codex", "PostToolUse", installed=True))
         bare = shlex.join([sys.executable, "-I", "-S", "-c", "pass"])
         pairs: dict[str, Pair] = {
             "hook": (shlex.split(command), PAYLOAD, None),
             "bare": (shlex.split(bare), PAYLOAD, None),
             "codex hook": (shlex.split(codex_command), PAYLOAD, codex_env),
+            "installed": (
+                shlex.split(installed),
+                PAYLOAD,
+                {**installed_env, "CLAUDE_PID": str(os.getpid())},
+            ),
+            "inst. codex": (shlex.split(installed_codex), PAYLOAD, installed_env),
             "sh -c hook": (["/bin/sh", "-c", command], PAYLOAD, None),
             "sh -c bare": (["/bin/sh", "-c", bare], PAYLOAD, None),
         }
@@ -113,6 +129,8 @@ def main() -> int:
     sh_ratio = med["sh -c hook"] / med["sh -c bare"]
     print(f"ratio sh -c hook/bare (median, information): {sh_ratio:.2f}")
     print(f"ratio codex hook/bare (median): {med['codex hook'] / med['bare']:.2f}")
+    print(f"ratio installed codex hook/bare (median): {med['inst. codex'] / med['bare']:.2f}")
+    print(f"ratio installed hook/bare (median): {med['installed'] / med['bare']:.2f}")
     print(f"ratio hook/bare (median): {med['hook'] / med['bare']:.2f}")
     return 0
 

@@ -8,7 +8,15 @@ import msgspec
 
 from agentspool.core import reducer
 from agentspool.core.events import InputRequested
-from agentspool.core.seam import Chat, Drift, Evidence, Message, PendingApproval, Usage
+from agentspool.core.seam import (
+    Chat,
+    Drift,
+    Evidence,
+    Message,
+    PendingApproval,
+    ProcessState,
+    Usage,
+)
 
 
 def compose_chat(
@@ -20,6 +28,9 @@ def compose_chat(
     usage: Usage | None = None,
     complete_pending: Callable[[InputRequested], InputRequested] | None = None,
     drift: Drift | None = None,
+    cwd: str = "",
+    pid: int = 0,
+    process: ProcessState = "unknown",
 ) -> Chat:
     """Publish the fold. ``complete_pending`` lets the adapter name the tool of an
     unspecific wait (a notification or status file says *that* a prompt is open, the
@@ -38,6 +49,9 @@ def compose_chat(
         usage=msgspec.structs.replace(usage) if usage else Usage(),
         evidence=[state.evidence] if state.evidence is not None else [],
         drift=drift if drift is not None else Drift(),
+        cwd=cwd,
+        pid=pid,
+        process=process,
     )
     if pending is not None:
         if pending.kind == "question":

@@ -19,6 +19,8 @@ import os
 import time
 from typing import NamedTuple
 
+from agentspool.core.seam import ProcessState
+
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -96,3 +98,10 @@ def argv(pid: int) -> list[str]:
     except OSError:
         return []
     return raw.decode("utf-8", "replace").split("\0")[:-1]
+
+
+def process_state(pid: int, gone: bool) -> ProcessState:
+    """What ``Chat.process`` says of an agent ``pid`` an adapter checked (``gone``)."""
+    if not pid:
+        return "unknown"
+    return "gone" if gone else "alive"

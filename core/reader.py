@@ -1,7 +1,8 @@
 """Core's read path: run lifecycle only. Core never interprets a provider's signals.
 
-A run core knows has ended — the caller says so, or the run's ledger holds its
-``RunEnded`` — reads ``ended`` whatever its transcript or spool say, and it is read
+A run core knows has ended — the caller says so, the run's ledger holds its
+``RunEnded``, or the adapter found its agent process gone (``Chat.process``) — reads
+``ended`` whatever its transcript or spool say, and it is read
 transcript-only (``runtime_dir=""``), so spool residue can never contaminate a terminal
 state. The task state comes from the ledger's declarations, for live and ended runs
 alike. Everything else — state, activity, the pending dialog and approval — is forwarded
@@ -24,10 +25,20 @@ def read_run(
     lifecycle: Lifecycle | None = None,
 ) -> Chat:
     life = lifecycle or Lifecycle()
+    detail, at = "the run ended", 0.0
     if life.ended is not None:
-        ended = True
+        ended, at = True, life.ended.at
+        if life.ended.exit_status is not None:
+            detail += f" (exit status {life.ended.exit_status})"
     if not ended:
         chat = adapter.read_chat(run_id, runtime_dir, transcript_path)
+        if chat.process == "gone":
+            # Its agent process is gone (exit, crash, SIGKILL): a terminal outcome. The
+            # live read already folded that death (nothing open, nothing working), so
+            # spool residue cannot outlive it; it is kept, not re-read transcript-only.
+            chat.state = "ended"
+            detail = f"the agent process {chat.pid} is gone"
+            chat.evidence = [Evidence(source="core:lifecycle", detail=detail), *chat.evidence]
     else:
         chat = adapter.read_chat(run_id, "", transcript_path)
         # An adapter that keeps live state per run (spool views) can let it go now.
@@ -35,9 +46,6 @@ def read_run(
         if release_run is not None:
             release_run(run_id)
         chat.state = "ended"
-        status = life.ended.exit_status if life.ended is not None else None
-        detail = "the run ended" + (f" (exit status {status})" if status is not None else "")
-        at = life.ended.at if life.ended is not None else 0.0
         chat.evidence = [Evidence(source="core:lifecycle", at=at, detail=detail), *chat.evidence]
     if life.declared is not None:
         chat.task_state, chat.task_reason = life.task_state, life.task_reason

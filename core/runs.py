@@ -130,11 +130,13 @@ def summarize(provider: str, run_id: str, chat: Chat) -> RunSummary:
         task_state=chat.task_state,
         task_reason=chat.task_reason,
         since=since,
+        cwd=chat.cwd,
         title=title_of(chat),
         pending_approval=chat.pending_approval,
         pending_dialog=chat.pending_dialog,
         session_id=chat.transcript_id,
         transcript_path=chat.transcript_path,
+        pid=chat.pid,
     )
 
 

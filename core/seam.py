@@ -60,6 +60,7 @@ __all__ = [
     "Message",
     "PendingApproval",
     "PendingDialog",
+    "ProcessState",
     "SourceDrift",
     "Spawn",
     "TaskState",
@@ -74,6 +75,7 @@ Activity = Literal["unknown", "working", "needs_input", "idle"]
 TaskState = Literal["active", "blocked", "done"]
 Visibility = Literal["visible", "inactive", "hidden"]
 Trust = Literal["bypass", "config"]
+ProcessState = Literal["unknown", "alive", "gone"]
 InstallScope = Literal["user", "project"]
 
 
@@ -324,6 +326,13 @@ class Chat(msgspec.Struct, kw_only=True):
     """The signals behind ``state``, most decisive first."""
     drift: Drift = msgspec.field(default_factory=Drift)
     """Records and fields the adapter's parsers do not know, per source (ADR 0014)."""
+    cwd: str = ""
+    """The agent's working directory, as its evidence names it (``""``: not named)."""
+    pid: int = 0
+    """The agent process, as its evidence names it (0: not named)."""
+    process: ProcessState = "unknown"
+    """Whether that process still runs (checked against its start time, so a reused pid
+    reads ``gone``). ``gone`` is terminal: core then reads the run as ``ended``."""
 
 
 class Adapter(Protocol):

@@ -39,12 +39,14 @@ from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
+from agentspool.core.proc import process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
     Drift,
     InstallReport,
     InstallScope,
+    ProcessState,
     SourceDrift,
     Spawn,
     Trust,
@@ -156,6 +158,8 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
         extra: list[Event] = []
         spool_drift = native_drift = SourceDrift()
+        cwd, pid = "", 0
+        process: ProcessState = "unknown"
         if spool is not None:
             pid = spool.translator.agent_pid
             native = _signals.native_drift()
@@ -163,6 +167,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
                 transcript_path or spool.translator.transcript_path, pid, native
             )
             extra = _signals.native_events(status, gone, pid)
+            cwd, process = spool.translator.cwd, process_state(pid, gone)
             spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
             native_drift = native.snapshot()
         if not transcript_path:
@@ -172,7 +177,11 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             if spool is not None:
                 merger.add("spool", spool.events)
             return compose_chat(
-                merger.state(extra), drift=Drift(spool=spool_drift, native=native_drift)
+                merger.state(extra),
+                drift=Drift(spool=spool_drift, native=native_drift),
+                cwd=cwd,
+                pid=pid,
+                process=process,
             )
         view = self._read_view(run_id, runtime_dir, transcript_path)
         if spool is not None:
@@ -192,4 +201,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
             drift=drift,
+            cwd=cwd,
+            pid=pid,
+            process=process,
         )

@@ -42,6 +42,7 @@ class _Call(msgspec.Struct):
 class HookPayload(msgspec.Struct):
     session_id: str = ""
     transcript_path: str = ""
+    cwd: str = ""
     prompt_id: str = ""
     source: str = ""
     reason: str = ""
@@ -63,6 +64,7 @@ class HookTranslator:
     def __init__(self) -> None:
         self.transcript_path = ""
         self.agent_pid = 0
+        self.cwd = ""
         self.undecodable = 0
         self.drift = DriftCounter(HOOK_FIELDS)
         # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
@@ -79,6 +81,8 @@ class HookTranslator:
             self.drift.see(name, record.payload)
         if record.agent_pid:
             self.agent_pid = record.agent_pid
+        if hook.cwd and not hook.agent_id:
+            self.cwd = hook.cwd
         if hook.transcript_path and name != "SessionEnd":
             self.transcript_path = hook.transcript_path
         base: dict[str, Any] = {

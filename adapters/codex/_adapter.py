@@ -53,12 +53,14 @@ from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested, SessionEnded
 from agentspool.core.merge import EventMerger
+from agentspool.core.proc import process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
     Drift,
     InstallReport,
     InstallScope,
+    ProcessState,
     SourceDrift,
     Spawn,
     Trust,
@@ -152,8 +154,13 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
         spool_drift = SourceDrift()
+        cwd, pid = "", 0
+        process: ProcessState = "unknown"
         if spool is not None:
             spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
+            pid = spool.translator.agent_pid
+            gone = spool.translator.agent_gone()
+            cwd, process = spool.translator.cwd, process_state(pid, gone)
         if not transcript_path:
             # Not located yet: live signals alone (a question or an approval can be
             # open before the rollout is found); with none, an idle empty chat.
@@ -163,6 +170,9 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             return compose_chat(
                 merger.state(spool.liveness() if spool is not None else ()),
                 drift=Drift(spool=spool_drift),
+                cwd=cwd,
+                pid=pid,
+                process=process,
             )
         view = self._read_view(run_id, runtime_dir, transcript_path)
         parser = view.parser
@@ -181,4 +191,7 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
                 transcript=parser.drift.snapshot(parser.corrupt),
                 spool=spool_drift,
             ),
+            cwd=cwd,
+            pid=pid,
+            process=process,
         )

@@ -35,6 +35,7 @@ _NOT_LOCATING = frozenset({"SubagentStart", "SubagentStop", "SessionEnd"})
 
 class HookPayload(msgspec.Struct):
     session_id: str = ""
+    cwd: str = ""
     transcript_path: str | None = None
     """``null`` with ``codex exec --ephemeral`` (no rollout file)."""
     turn_id: str = ""
@@ -96,6 +97,7 @@ class HookTranslator:
 
     def __init__(self) -> None:
         self.transcript_path = ""
+        self.cwd = ""
         self.undecodable = 0
         # The native codex process (the hooks' parent) and when a record last named it.
         self.agent_pid = 0
@@ -119,6 +121,8 @@ class HookTranslator:
             self.drift.see(name, record.payload)
         if hook.transcript_path and not hook.agent_id and name not in _NOT_LOCATING:
             self.transcript_path = hook.transcript_path
+        if hook.cwd and not hook.agent_id:
+            self.cwd = hook.cwd
         agent = hook.agent_id
         turn = hook.turn_id
         base: dict[str, Any] = {

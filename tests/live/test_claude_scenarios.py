@@ -32,6 +32,7 @@ from harness.checkpoints import (
     ScenarioRun,
     describe_chat,
     event_fields,
+    is_ended_after_turn,
     is_idle_after_turn,
 )
 
@@ -711,7 +712,8 @@ def test_sigkill_while_working(make_run: Callable[..., Run]) -> None:
     assert (run.native() or {}).get("status") == "busy"
     assert not run.hooks("SessionEnd")
     chat = run.checkpoint("after SIGKILL", no_wait_not_working)
-    assert chat.state == "needs_input"
+    assert chat.state == "ended"  # core: the agent process is gone
+    assert chat.evidence[0].detail == f"the agent process {chat.pid} is gone"
 
 
 def test_sigkill_with_permission_prompt_open(make_run: Callable[..., Run]) -> None:
@@ -723,7 +725,8 @@ def test_sigkill_with_permission_prompt_open(make_run: Callable[..., Run]) -> No
     sigkill(tui)
     assert (run.native() or {}).get("status") == "waiting"  # stale, left behind
     chat = run.checkpoint("after SIGKILL", no_wait_not_working)
-    assert chat.state == "needs_input"
+    assert chat.state == "ended"  # core: the agent process is gone
+    assert chat.evidence[0].detail == f"the agent process {chat.pid} is gone"
 
 
 def test_print_mode_auto_denied_tool(make_run: Callable[..., Run]) -> None:
@@ -761,6 +764,6 @@ def test_print_mode_auto_denied_tool(make_run: Callable[..., Run]) -> None:
     events = [r.event for r in run.records()]
     assert "PermissionRequest" in events and "PostToolBatch" in events, events
     assert events.index("PermissionRequest") < events.index("PostToolBatch")
-    chat = run.checkpoint("after -p", is_idle_after_turn)
+    chat = run.checkpoint("after -p", is_ended_after_turn)
     assert "Could not write the file." in [m.text for m in chat.messages]
     assert not (run.h.cwd / "out.txt").exists()

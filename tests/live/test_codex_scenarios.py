@@ -35,7 +35,13 @@ from typing import Any, ClassVar
 import pytest
 from harness import codex, tmux
 from harness import responses_server as rs
-from harness.checkpoints import ScenarioRun, event_fields, is_idle_after_turn, is_working
+from harness.checkpoints import (
+    ScenarioRun,
+    event_fields,
+    is_ended_after_turn,
+    is_idle_after_turn,
+    is_working,
+)
 
 import agentspool
 from agentspool import Chat, locate_transcript, read_chat
@@ -610,7 +616,8 @@ def test_tui_sigkill_with_approval_open(make_run: Callable[..., Run]) -> None:
     chat = run.checkpoint(
         "after SIGKILL", lambda c: c.pending_approval is None and c.activity == "idle"
     )
-    assert chat.state == "needs_input"
+    assert chat.state == "ended"  # core: the agent process is gone
+    assert (chat.pid, chat.process) == (pid, "gone")
     assert not run.hooks("Stop") and not run.hooks("Interrupt")
 
 
@@ -683,7 +690,7 @@ def test_exec_plain_run(make_run: Callable[..., Run]) -> None:
     stdout, _ = run.finish_exec()
     assert "Hello from exec." in stdout
     run.wait_hook("SessionEnd")
-    chat = run.checkpoint("exec finished", is_idle_after_turn)
+    chat = run.checkpoint("exec finished", is_ended_after_turn)
     assert visible(chat, "user") == ["say hello"]
     assert visible(chat, "assistant") == ["Hello from exec."]
     assert chat.transcript_path == codex.rollouts(run.home)[0].as_posix()
@@ -710,7 +717,7 @@ def test_exec_subagent_parent_ends_idle(make_run: Callable[..., Run]) -> None:
     run.finish_exec()
     run.wait_hook("SubagentStop")
     (stop,) = run.wait_hook("Stop")
-    chat = run.checkpoint("parent ends idle", is_idle_after_turn)
+    chat = run.checkpoint("parent ends idle", is_ended_after_turn)
     assert chat.transcript_id == stop["session_id"]
     assert visible(chat, "assistant")[-1] == "The sub-agent finished."
     child = start["agent_id"]
@@ -719,7 +726,7 @@ def test_exec_subagent_parent_ends_idle(make_run: Callable[..., Run]) -> None:
     # The child's own rollout, read for the same run: its own conversation, ended.
     child_chat = read_chat(PROVIDER, run.run_id, run.runtime_dir, start["transcript_path"])
     assert child_chat.transcript_id == child
-    assert child_chat.activity == "idle" and child_chat.state == "needs_input"
+    assert child_chat.activity == "idle" and child_chat.state == "ended"  # exec exited
     assert child_chat.pending_approval is None and child_chat.pending_dialog is None
     assert "Hi from the sub-agent." in visible(child_chat, "assistant")
 

@@ -51,6 +51,18 @@ def is_idle_after_turn(chat: Chat) -> bool:
     )
 
 
+def is_ended_after_turn(chat: Chat) -> bool:
+    """The agent process exited after its turn (``-p``, ``exec``, ``/exit``): core reads
+    the run as ended, with nothing open and nothing working."""
+    return (
+        chat.state == "ended"
+        and chat.process == "gone"
+        and chat.activity == "idle"
+        and chat.pending_approval is None
+        and chat.pending_dialog is None
+    )
+
+
 def event_fields(event: msgspec.Struct) -> dict[str, Any]:
     """A canonical event's fields worth printing in a failure dump: the set ones, less
     the time and source (printed apart) and the bulky dialog and tool input."""

@@ -1,0 +1,124 @@
+"""Tier 2: a session a person starts by hand, observed through installed hooks.
+
+``agentspool install`` arms the hooks in the CLI's own settings (a private HOME); the real
+CLI then starts in tmux with no agentspool argument at all. ``agentspool ls --json`` and
+``agentspool explain`` — run as that person would, in the same environment — must show
+the run through prompt → permission prompt → approve → idle → exit; ``uninstall`` then
+gives back the settings file byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import anthropic_server as api
+from harness import claude
+
+import agentspool
+
+pytestmark = pytest.mark.live
+
+COMMAND = "echo installed > out.txt"
+
+
+def _agentspool(env: dict[str, str], *args: str) -> Any:
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentspool.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout) if "--json" in args else proc.stdout
+
+
+def _wait_run(
+    env: dict[str, str], what: str, predicate: Callable[[dict[str, Any]], bool], timeout=45.0
+) -> dict[str, Any]:
+    """Poll ``agentspool ls --json --all`` until the one run satisfies ``predicate``."""
+    deadline = time.monotonic() + timeout
+    runs: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        runs = _agentspool(env, "ls", "--json", "--all")
+        if len(runs) == 1 and predicate(runs[0]):
+            return runs[0]
+        time.sleep(0.2)
+    pytest.fail(f"{what}: never listed; last ls: {json.dumps(runs, indent=1)[:3000]}")
+
+
+@pytest.mark.skipif(not claude.available(), reason="claude not installed (make install)")
+def test_claude_started_by_hand_is_listed_and_explained(tmp_path: Path) -> None:
+    home = claude.make_home(
+        tmp_path / "claude",
+        user_settings={"env": {"IS_DEMO": "1"}, "permissions": {"deny": ["WebFetch"]}},
+    )
+    config = home.home / ".claude"
+    settings = config / "settings.json"
+    # A first run lets the CLI make its own one-time edits to settings.json (it moves
+    # options from ~/.claude.json there): what the user's file looks like from then on.
+    with api.AnthropicServer([api.text("Hello.")]) as srv:
+        assert claude.run_print("hi", home=home, server_url=srv.url).returncode == 0
+    before = settings.read_bytes()
+
+    report = agentspool.install("claude-code", "user", directory=str(config))
+    assert [f.path for f in report.files] == [str(settings)]
+
+    scenario = [
+        api.tool_use("Bash", {"command": COMMAND, "description": "Write a file"}),
+        api.text("Wrote the file."),
+    ]
+    with api.AnthropicServer(scenario) as srv:
+        env = claude.build_env(home, srv.url)
+        tui = claude.start_tui(home, srv.url)  # no agentspool argument at all
+        try:
+            tui.wait_ready()
+            started = _wait_run(env, "started", lambda r: r["state"] == "idle")
+            pid = tui.pid()
+            assert (started["provider"], started["pid"]) == ("claude-code", pid)
+            assert started["run_id"].startswith(f"claude-code-{pid}-")
+            assert started["cwd"] == str(home.cwd)
+            run_id = started["run_id"]
+
+            tui.submit("please write the file")
+            tui.wait_for("Do you want to proceed?")
+            waiting = _wait_run(
+                env, "permission prompt", lambda r: r["pending_approval"] is not None
+            )
+            assert waiting["state"] == "needs_input"
+            assert waiting["pending_approval"]["tool_name"] == "Bash"
+            assert waiting["pending_approval"]["tool_input"]["command"] == COMMAND
+            assert waiting["title"] == "please write the file"
+            explained = _agentspool(env, "explain", "claude-code", "--run-id", run_id, "--json")
+            sources = [s["event"]["source"] for s in explained["steps"]]
+            assert "hook:PermissionRequest" in sources and "hook:UserPromptSubmit" in sources
+
+            tui.press("Enter")  # "1. Yes" is preselected
+            tui.wait_for("Wrote the file.")
+            idle = _wait_run(
+                env,
+                "idle after the turn",
+                lambda r: r["state"] == "needs_input" and r["pending_approval"] is None,
+            )
+            assert idle["session_id"] and Path(idle["transcript_path"]).is_file()
+            assert (home.cwd / "out.txt").read_text() == "installed\n"
+            text = _agentspool(env, "explain", "claude-code", "--run-id", run_id)
+            assert "hook:Stop" in text and "hook:PostToolUse" in text
+
+            tui.submit("/exit")
+            gone = _wait_run(env, "exited", lambda r: r["state"] == "ended")
+            assert gone["run_id"] == run_id
+            assert _agentspool(env, "ls", "--json") == []  # ended runs only with --all
+        finally:
+            tui.close()
+
+    agentspool.uninstall("claude-code", "user", directory=str(config))
+    assert settings.read_bytes() == before
