@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 from harness import anthropic_server as api
-from harness import claude
+from harness import claude, codex
+from harness import responses_server as rs
 
 import agentspool
 
@@ -122,3 +123,68 @@ def test_claude_started_by_hand_is_listed_and_explained(tmp_path: Path) -> None:
 
     agentspool.uninstall("claude-code", "user", directory=str(config))
     assert settings.read_bytes() == before
+
+
+@pytest.mark.skipif(not codex.CODEX_BIN.exists(), reason="codex not installed (make install)")
+def test_codex_started_by_hand_is_listed_and_explained(tmp_path: Path) -> None:
+    command = "touch approved.txt"
+    srv = rs.ResponsesServer(
+        [rs.exec_command(command, escalated=True), rs.text("Touched the file.")]
+    ).start()
+    home = codex.make_home(srv.base_url, root=tmp_path / "codex")
+    try:
+        config = home.codex_home / "config.toml"
+        hooks = home.codex_home / "hooks.json"
+        # The TUI counts its model notice's showings in config.toml until it has shown it
+        # enough: a user past that point, so the CLI itself leaves the file alone.
+        config.write_bytes(config.read_bytes().replace(b'"gpt-6.1-sol" = 1', b'"gpt-6.1-sol" = 99'))
+        before = config.read_bytes()
+        assert not hooks.exists()
+        agentspool.install("codex", "user", directory=str(home.codex_home))
+        env = codex.build_env(home)
+
+        # The TUI as a person starts it: Codex's own arguments only (no --settings, no
+        # -c hooks, no agentspool environment). The installed hooks are trusted (no
+        # review modal) and fire.
+        pane = codex.start_tui(home, extra_args=["-a", "on-request", "-s", "read-only"])
+        assert codex.HOOKS_REVIEW_MARKER not in pane.screen()
+        codex.submit(pane, f"run {command}")
+        pane.wait_for(codex.APPROVAL_MARKER, timeout=45)
+        waiting = _wait_run(env, "approval", lambda r: r["pending_approval"] is not None)
+        pid = codex.codex_pid(pane)
+        assert (waiting["provider"], waiting["pid"], waiting["state"]) == (
+            "codex",
+            pid,
+            "needs_input",
+        )
+        assert waiting["run_id"].startswith(f"codex-{pid}-")
+        assert waiting["pending_approval"]["tool_input"]["command"] == command
+        assert waiting["cwd"] == str(home.cwd)
+        assert waiting["title"] == f"run {command}"
+        run_id = waiting["run_id"]
+        explained = _agentspool(env, "explain", "codex", "--run-id", run_id, "--json")
+        sources = [s["event"]["source"] for s in explained["steps"]]
+        assert "hook:PermissionRequest" in sources and "hook:UserPromptSubmit" in sources
+
+        pane.send_keys("y")
+        pane.wait_for("Touched the file.", timeout=45)
+        codex.wait_idle(pane)
+        idle = _wait_run(
+            env,
+            "idle after the turn",
+            lambda r: r["state"] == "needs_input" and r["pending_approval"] is None,
+        )
+        assert Path(idle["transcript_path"]).is_file()
+        assert (home.cwd / "approved.txt").exists()
+        assert "hook:Stop" in _agentspool(env, "explain", "codex", "--run-id", run_id)
+
+        codex.submit(pane, "/quit")
+        gone = _wait_run(env, "exited", lambda r: r["state"] == "ended")
+        assert gone["run_id"] == run_id
+
+        agentspool.uninstall("codex", "user", directory=str(home.codex_home))
+        assert config.read_bytes() == before
+        assert not hooks.exists()
+    finally:
+        home.cleanup()
+        srv.stop()
