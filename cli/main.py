@@ -363,7 +363,8 @@ def _cmd_read(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(chat)
         return EXIT_OK
-    print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {chat.task_state})")
+    task = chat.task_state + (f": {chat.task_reason}" if chat.task_reason else "")
+    print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
     if chat.pending_approval is not None:
         print(
             f"  waiting for approval of {chat.pending_approval.tool_name}: "
@@ -460,6 +461,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     print("decided by:")
     for evidence in chat.evidence:
         print(f"  {when(evidence.at)}  {evidence.source:<28} {evidence.detail}".rstrip())
+    version = chat.drift.cli_version or "not stated"
+    print(f"parse counters (CLI version {version}): {chat.drift.describe() or 'nothing unknown'}")
     print(f"transcript: {chat.transcript_path or '(not located yet)'}")
     return EXIT_OK
 

@@ -46,6 +46,7 @@ def test_explain_names_each_event_its_effect_and_what_was_stale(
     assert out.startswith(f"{claude_run.run_id}: needs_input (activity idle, task active)\n")
     assert "events folded: 4 (1 changed nothing)" in out
     assert "hook:PermissionRequest" in out and "ignored: stale: turn p1 had already ended" in out
+    assert "parse counters (CLI version not stated): nothing unknown" in out
     assert "decided by:\n" in out and "hook:Stop" in out.split("decided by:")[1]
 
     assert main([*argv, "--runtime-dir", claude_run.runtime_dir, "--json"]) == 0
