@@ -428,8 +428,9 @@ def _ls_line(run: agentspool.RunSummary, now: float) -> str:
         options = " / ".join(o.label for o in run.pending_dialog.options)
         waits = f"  asks: {run.pending_dialog.prompt}" + (f" [{options}]" if options else "")
     title = f"  {run.title}" if run.title else ""
+    name = run.run_id or f"(no hooks) {run.session_id[:12]}"
     return (
-        f"{run.provider:<12} {run.run_id:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
+        f"{run.provider:<12} {name:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
     ).rstrip()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 
 import pytest
 
@@ -35,8 +36,11 @@ def _outside_roots() -> list[str]:
     and the folder holding this checkout (where notes beside it would live)."""
     roots = ["/work/"]
     parent = os.path.dirname(REPO)
-    if parent not in ("/", ""):
-        roots.append(parent.rstrip("/") + "/")
+    # A checkout cloned into a temp dir (CI) has a parent every tool writes under: paths
+    # like /tmp/cap-<scenario>-XXXX/ in the captures' notes are about the CLIs, not notes.
+    shared = {"/", "", "/tmp", "/var/tmp", tempfile.gettempdir().rstrip("/")}
+    if str(parent).rstrip("/") not in shared:
+        roots.append(str(parent).rstrip("/") + "/")
     return roots
 
 
