@@ -16,26 +16,38 @@ import msgspec
 
 from agentspool.adapters import registry
 from agentspool.core.reducer import Step
-from agentspool.core.seam import Adapter, Chat, InstallReport, InstallScope, Spawn, TaskState, Trust
+from agentspool.core.runs import RunSummary
+from agentspool.core.seam import (
+    Adapter,
+    Chat,
+    InstallReport,
+    InstallScope,
+    Session,
+    Spawn,
+    TaskState,
+    Trust,
+)
 from agentspool.errors import DeclarationError, TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
-    from agentspool.core.runs import RunSummary
     from agentspool.spool.sweep import SweepReport
 
 __all__ = [
     "DEFAULT_MIN_IDLE",
     "Declaration",
     "Explanation",
+    "RunPoll",
     "declare",
     "install",
     "list_runs",
     "locate_transcript",
+    "poll_runs",
     "providers",
     "read_chat",
     "run",
+    "run_key",
     "setup",
     "spool_sig",
     "sweep_spools",
@@ -99,6 +111,120 @@ def list_runs(
             if (chat.state != "ended" and chat.process == "alive") or include_ended:
                 found.append(runs.summarize(provider, "", chat))
     return runs.by_urgency(found)
+
+
+class RunPoll(msgspec.Struct, kw_only=True):
+    """What ``poll_runs`` saw: pass it back as ``previous`` to the next poll."""
+
+    sigs: dict[str, str] = {}
+    """Every run's key → its signature (stat only) at this poll."""
+    runs: dict[str, RunSummary] = {}
+    """Every run's key → its summary, ended ones and unlisted sessions included."""
+    listed: list[str] = []
+    """The keys ``list_runs`` would list (with its ``include_ended``), most urgent first."""
+    changed: list[str] = []
+    """The keys whose signature moved since ``previous``: new, re-read, or gone."""
+    sessions: dict[str, Session] = {}
+    """Sessions no run covers, by key: re-signed without listing the CLIs' files again."""
+    quiet: list[str] = []
+    """Sessions whose process is not known to run (listed only with ``include_ended``)."""
+
+
+def run_key(summary: RunSummary) -> str:
+    """The key ``poll_runs`` files a run under: ``provider:run_id`` for a run, and
+    ``provider:session:<session id>`` for a session no hook armed."""
+    if summary.run_id:
+        return f"{summary.provider}:{summary.run_id}"
+    return f"{summary.provider}:session:{summary.session_id}"
+
+
+def poll_runs(
+    previous: RunPoll | None = None,
+    runtime_dir: str | None = None,
+    *,
+    include_ended: bool = False,
+    sessions: bool = True,
+    discover: bool = True,
+) -> RunPoll:
+    """``list_runs`` for a watcher: every run's signature is taken (``spool_sig``; for a
+    session no hook armed, the stat of its transcript and process), and only runs whose
+    signature moved since ``previous`` are read again. Runs nothing wrote to cost a stat.
+
+    ``discover=False`` re-signs the sessions ``previous`` knew without listing the CLIs'
+    files again (that listing globs every transcript: a watcher does it less often).
+    """
+    import time
+
+    from agentspool.core import runs
+    from agentspool.core.reader import read_session
+    from agentspool.spool.signature import paths_sig
+
+    before = previous or RunPoll()
+    runtime = _runtime(runtime_dir)
+    sigs: dict[str, str] = {}
+    found: dict[str, RunSummary] = {}
+    changed: list[str] = []
+    for ref in runs.run_dirs(runtime, registry.names()):
+        if not ref.provider:
+            continue
+        key = f"{ref.provider}:{ref.run_id}"
+        sig = spool_sig(ref.provider, ref.run_id, runtime)
+        sigs[key] = sig
+        summary = before.runs.get(key)
+        if summary is None or before.sigs.get(key) != sig:
+            try:
+                chat = read_chat(ref.provider, ref.run_id, runtime)
+            except TranscriptGoneError:
+                chat = read_chat(ref.provider, ref.run_id, runtime, "", ended=True)
+            summary = runs.summarize(ref.provider, ref.run_id, chat)
+            changed.append(key)
+        found[key] = summary
+    covered = {c for s in found.values() for c in (s.session_id, s.transcript_path)} - {""}
+    unarmed: dict[str, Session] = {}
+    quiet: list[str] = []  # sessions whose process is not known to run
+    if sessions:
+        if discover:
+            since = time.time() - RECENT_SESSIONS
+            listing = [
+                (provider, session)
+                for provider in registry.names()
+                if registry.load(provider).capabilities.discovers_sessions
+                for session in registry.load(provider).sessions(since)
+            ]
+        else:
+            listing = [(key.partition(":")[0], s) for key, s in before.sessions.items()]
+        for provider, session in listing:
+            if session.session_id in covered or session.transcript_path in covered:
+                continue
+            key = f"{provider}:session:{session.session_id}"
+            proc = (f"/proc/{session.pid}",) if session.pid else ()
+            sig = f"{session.process}+{paths_sig((session.transcript_path, *proc))}"
+            summary = before.runs.get(key)
+            if summary is None or before.sigs.get(key) != sig:
+                try:
+                    chat = read_session(registry.load(provider), session)
+                except TranscriptGoneError:
+                    continue  # deleted between the listing and the read
+                summary = runs.summarize(provider, "", chat)
+                changed.append(key)
+                if chat.process != "alive":
+                    quiet.append(key)
+            elif key in before.quiet:
+                quiet.append(key)
+            sigs[key] = sig
+            unarmed[key] = session
+            found[key] = summary
+    changed += [key for key in before.sigs if key not in sigs]
+    hidden = {k for k, s in found.items() if s.state == "ended"} | set(quiet)
+    shown = [s for k, s in found.items() if include_ended or k not in hidden]
+    return RunPoll(
+        sigs=sigs,
+        runs=found,
+        listed=[run_key(s) for s in runs.by_urgency(shown)],
+        changed=changed,
+        sessions=unarmed,
+        quiet=quiet,
+    )
 
 
 def _runtime(runtime_dir: str | None) -> str:

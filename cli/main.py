@@ -280,6 +280,58 @@ def _parser() -> argparse.ArgumentParser:
         json_arg(p, "the InstallReport (each file: path, action, backup)")
         p.set_defaults(func=_cmd_install)
 
+    p = command(
+        "watch",
+        "follow every run live: a full-screen list, or JSON lines without a terminal",
+        "Follow the runs `ls` lists, refreshed once a second (a run is read again only "
+        "when its evidence changed). On a terminal: a list, most urgent first, and the "
+        "selected run's detail (j/k or arrows, enter: every folded event, / filter by "
+        "provider or state, q quits). Without one (a pipe, CI) or with --json: one JSON "
+        "line per state transition (event seen/changed/gone, key, previous state, then "
+        "the RunSummary fields) until interrupted.",
+    )
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--provider",
+        action="append",
+        default=[],
+        choices=providers,
+        help="only this provider's runs (repeatable)",
+    )
+    p.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        choices=get_args(agentspool.ChatState),
+        help="only runs in this state (repeatable)",
+    )
+    p.add_argument(
+        "--bell",
+        action="store_true",
+        help="ring the terminal and send a desktop notification (where notify-send "
+        "exists) when a run starts waiting on you",
+    )
+    p.add_argument(
+        "--on-wait",
+        default="",
+        metavar="CMD",
+        help="when a run starts waiting on you, run the shell command CMD with the run's "
+        "JSON (a RunSummary) on its stdin",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print JSON lines even on a terminal (no drawing)"
+    )
+    p.add_argument("--once", action="store_true", help="with JSON lines: poll once, print, exit")
+    p.add_argument(
+        "--for",
+        dest="duration",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with JSON lines: stop after SECONDS (default: until interrupted)",
+    )
+    p.set_defaults(func=_cmd_watch)
+
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
     p.add_argument(
@@ -518,6 +570,30 @@ def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
         f"agentspool: warning: {run_id}: {provider} {version} wrote records this "
         f"agentspool does not know (state may be incomplete): {chat.drift.describe()}"
     )
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from agentspool.cli import watch
+
+    follower = watch.Follower(args.runtime_dir, args.provider, args.state)
+    if args.json or args.once or args.duration is not None or not watch.stdout_is_terminal():
+
+        def write(line: bytes) -> None:
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
+
+        return watch.follow_lines(
+            follower,
+            once=args.once,
+            duration=args.duration,
+            bell=args.bell,
+            on_wait=args.on_wait,
+            write=write,
+        )
+    from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
+
+    WatchApp(follower, bell=args.bell, on_wait=args.on_wait).run()
+    return EXIT_OK
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

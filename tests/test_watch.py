@@ -1,0 +1,219 @@
+"""``agentspool watch`` without a terminal: one JSON line per state transition, the
+evidence written by real hook processes while the command runs; and ``poll_runs``,
+which re-reads only the runs whose signature moved."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import agentspool
+
+WATCH = [sys.executable, "-m", "agentspool.cli.main", "watch"]
+
+
+def _hook(run, silent, event: str, payload: dict) -> None:
+    silent(run.run(json.dumps(payload).encode(), event))
+
+
+def _working(run, silent, transcript: Path, session: str) -> dict:
+    base = {"session_id": session, "transcript_path": str(transcript), "cwd": "/work/x"}
+    _hook(run, silent, "SessionStart", base)
+    _hook(run, silent, "UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "go"})
+    return base
+
+
+QUESTION = {
+    "tool_name": "AskUserQuestion",
+    "tool_use_id": "toolu_q",
+    "tool_input": {
+        "questions": [
+            {
+                "question": "Which database?",
+                "header": "db",
+                "options": [{"label": "Postgres"}, {"label": "SQLite"}],
+            }
+        ]
+    },
+}
+
+
+class Lines:
+    """The watch process's stdout, one decoded JSON object per line, as they arrive."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.queue: queue.Queue[dict] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.queue.put(json.loads(line))
+
+    def next(self, timeout: float = 20.0) -> dict:
+        return self.queue.get(timeout=timeout)
+
+
+def test_json_lines_follow_real_hooks_through_each_transition(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    busy = make_claude_run(runtime_dir, "busy")
+    base = _working(busy, silent, transcript, "s1")
+    quiet = make_claude_run(runtime_dir, "quiet")
+    _hook(quiet, silent, "SessionStart", {"session_id": "s2", "transcript_path": str(transcript)})
+    waited = tmp_path / "waited.json"
+
+    with subprocess.Popen(
+        [*WATCH, "--runtime-dir", runtime_dir, "--on-wait", f"cat >> {waited}", "--for", "60"],
+        stdout=subprocess.PIPE,
+    ) as proc:
+        _follow(proc, busy, quiet, base, silent, runtime_dir)
+    # --on-wait ran for each wait that began while watching, the run's JSON on its stdin
+    hooked = [json.loads(line) for line in waited.read_text().splitlines()]
+    assert [(h["run_id"], h["state"]) for h in hooked] == [
+        ("busy", "question"),
+        ("busy", "needs_input"),
+    ]
+
+
+def _follow(proc, busy, quiet, base, silent, runtime_dir) -> None:
+    try:
+        lines = Lines(proc)
+        first = {line["run_id"]: line for line in (lines.next(), lines.next())}
+        assert {r: (x["event"], x["previous"], x["state"]) for r, x in first.items()} == {
+            "busy": ("seen", None, "working"),
+            "quiet": ("seen", None, "idle"),
+        }
+        assert first["busy"]["key"] == "claude-code:busy"
+        assert first["busy"]["cwd"] == "/work/x"
+
+        _hook(busy, silent, "PreToolUse", {**base, **QUESTION, "prompt_id": "p1"})
+        _hook(busy, silent, "PermissionRequest", {**base, **QUESTION, "prompt_id": "p1"})
+        asked = lines.next()
+        assert (asked["event"], asked["run_id"], asked["previous"], asked["state"]) == (
+            "changed",
+            "busy",
+            "working",
+            "question",
+        )
+        assert [o["label"] for o in asked["pending_dialog"]["options"]] == ["Postgres", "SQLite"]
+
+        _hook(busy, silent, "PostToolUse", {**base, **QUESTION, "tool_response": {}})
+        resumed = lines.next()
+        assert (resumed["previous"], resumed["state"]) == ("question", "working")
+
+        _hook(busy, silent, "Stop", {**base, "prompt_id": "p1"})
+        stopped = lines.next()
+        assert (stopped["run_id"], stopped["previous"]) == ("busy", "working")
+        assert stopped["state"] == "needs_input"  # the end of a turn waits on the operator
+
+        agentspool.declare("blocked", "needs a key", run_id="quiet", runtime_dir=runtime_dir)
+        blocked = lines.next()
+        assert (blocked["run_id"], blocked["task_state"], blocked["task_reason"]) == (
+            "quiet",
+            "blocked",
+            "needs a key",
+        )
+        assert lines.queue.empty()  # nothing printed for a tick that moved nothing
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_once_prints_every_run_and_exits(runtime_dir, make_claude_run, silent, tmp_path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    for name in ("a", "b", "c"):
+        _working(make_claude_run(runtime_dir, name), silent, transcript, f"s-{name}")
+    out = subprocess.run(
+        [*WATCH, "--runtime-dir", runtime_dir, "--once"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert sorted(x["run_id"] for x in lines) == ["a", "b", "c"]
+    assert {x["event"] for x in lines} == {"seen"}
+    assert out.stderr == b""
+
+
+def test_state_filter_keeps_only_matching_transitions(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    _working(make_claude_run(runtime_dir, "w"), silent, transcript, "s1")
+    idle = make_claude_run(runtime_dir, "i")
+    _hook(idle, silent, "SessionStart", {"session_id": "s2", "transcript_path": str(transcript)})
+    out = subprocess.run(
+        [*WATCH, "--runtime-dir", runtime_dir, "--once", "--state", "idle"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    assert [json.loads(line)["run_id"] for line in out.stdout.splitlines()] == ["i"]
+
+
+def test_poll_rereads_only_runs_whose_signature_moved(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    runs = {name: make_claude_run(runtime_dir, name) for name in ("a", "b")}
+    bases = {name: _working(run, silent, transcript, f"s-{name}") for name, run in runs.items()}
+
+    first = agentspool.poll_runs(None, runtime_dir)
+    assert sorted(first.changed) == ["claude-code:a", "claude-code:b"]
+    assert first.listed == ["claude-code:a", "claude-code:b"]
+    settled = agentspool.poll_runs(first, runtime_dir)  # the transcript joined the signature
+    assert agentspool.poll_runs(settled, runtime_dir).changed == []
+
+    _hook(runs["b"], silent, "PermissionRequest", {**bases["b"], "tool_name": "Bash"})
+    moved = agentspool.poll_runs(settled, runtime_dir)
+    assert moved.changed == ["claude-code:b"]
+    assert moved.listed[0] == "claude-code:b"
+    assert moved.runs["claude-code:b"].state == "needs_input"
+    assert moved.runs["claude-code:a"] is settled.runs["claude-code:a"]  # not read again
+
+    os.rename(runs["a"].run_dir, os.path.join(tmp_path, "moved-away"))
+    gone = agentspool.poll_runs(moved, runtime_dir)
+    assert gone.changed == ["claude-code:a"]
+    assert gone.listed == ["claude-code:b"]
+
+
+def test_a_bad_runtime_dir_is_one_line_not_a_traceback(tmp_path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    out = subprocess.run(
+        [*WATCH, "--runtime-dir", str(shared), "--once"], capture_output=True, timeout=60
+    )
+    assert out.returncode == 1
+    assert out.stdout == b""
+    assert out.stderr.decode().count("\n") == 1 and str(shared) in out.stderr.decode()
+
+
+def test_runs_already_waiting_do_not_fire_on_wait(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    run = make_claude_run(runtime_dir, "w")
+    base = _working(run, silent, transcript, "s1")
+    _hook(run, silent, "PermissionRequest", {**base, "tool_name": "Bash"})
+    fired = tmp_path / "fired"
+    subprocess.run(
+        [*WATCH, "--runtime-dir", runtime_dir, "--for", "1.5", "--on-wait", f"touch {fired}"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    assert not fired.exists()
