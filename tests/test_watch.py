@@ -75,7 +75,7 @@ def test_json_lines_follow_real_hooks_through_each_transition(
         [*WATCH, "--runtime-dir", runtime_dir, "--on-wait", f"cat >> {waited}", "--for", "60"],
         stdout=subprocess.PIPE,
     ) as proc:
-        _follow(proc, busy, quiet, base, silent, runtime_dir)
+        _follow(proc, (busy, quiet), base, silent, runtime_dir)
     # --on-wait ran for each wait that began while watching, the run's JSON on its stdin
     hooked = [json.loads(line) for line in waited.read_text().splitlines()]
     assert [(h["run_id"], h["state"]) for h in hooked] == [
@@ -84,7 +84,8 @@ def test_json_lines_follow_real_hooks_through_each_transition(
     ]
 
 
-def _follow(proc, busy, quiet, base, silent, runtime_dir) -> None:
+def _follow(proc, runs, base, silent, runtime_dir) -> None:
+    busy, quiet = runs
     try:
         lines = Lines(proc)
         first = {line["run_id"]: line for line in (lines.next(), lines.next())}
@@ -194,7 +195,10 @@ def test_a_bad_runtime_dir_is_one_line_not_a_traceback(tmp_path) -> None:
     shared.mkdir()
     shared.chmod(0o777)
     out = subprocess.run(
-        [*WATCH, "--runtime-dir", str(shared), "--once"], capture_output=True, timeout=60
+        [*WATCH, "--runtime-dir", str(shared), "--once"],
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert out.returncode == 1
     assert out.stdout == b""
