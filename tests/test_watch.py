@@ -75,7 +75,7 @@ def test_json_lines_follow_real_hooks_through_each_transition(
         [*WATCH, "--runtime-dir", runtime_dir, "--on-wait", f"cat >> {waited}", "--for", "60"],
         stdout=subprocess.PIPE,
     ) as proc:
-        _follow(proc, (busy, quiet), base, silent, runtime_dir)
+        _follow(proc, busy, base, silent, runtime_dir)
     # --on-wait ran for each wait that began while watching, the run's JSON on its stdin
     hooked = [json.loads(line) for line in waited.read_text().splitlines()]
     assert [(h["run_id"], h["state"]) for h in hooked] == [
@@ -84,8 +84,7 @@ def test_json_lines_follow_real_hooks_through_each_transition(
     ]
 
 
-def _follow(proc, runs, base, silent, runtime_dir) -> None:
-    busy, quiet = runs
+def _follow(proc, busy, base, silent, runtime_dir) -> None:
     try:
         lines = Lines(proc)
         first = {line["run_id"]: line for line in (lines.next(), lines.next())}
