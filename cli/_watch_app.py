@@ -15,13 +15,13 @@ from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Footer, Header, Input, Static
 
 import agentspool
 from agentspool import AgentspoolError, RunSummary
 from agentspool.cli.watch import Follower, _waits, ago, notify
 
-COLUMNS = ("provider", "state", "task", "for", "title", "cwd")
+COLUMNS = ("provider", "run", "state", "task", "for", "title", "cwd")
 LAST_MESSAGES = 6
 
 
@@ -51,6 +51,7 @@ class WatchApp(App[None]):
         self.evidence_for = ""
 
     def compose(self) -> ComposeResult:
+        yield Header()
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="detail-box"):
             yield Static(id="detail")
@@ -116,6 +117,7 @@ class WatchApp(App[None]):
         task = run.task_state + (f" ({run.task_reason})" if run.task_reason else "")
         return (
             run.provider,
+            run.run_id or f"session {run.session_id[:8]}",
             run.state,
             task,
             self.since(run, now),

@@ -1,0 +1,133 @@
+"""The full-screen ``agentspool watch``, driven in a private tmux server like a person at
+a terminal: real hooks write the evidence of several runs, the screen is read back
+(capture-pane) and keys are sent (send-keys)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from harness import tmux
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+
+SHOWN_WITHIN = 2.5
+"""Seconds from a hook's exit to the screen showing its state: watch refreshes once a
+second, so up to one tick, plus the read and the redraw on a loaded machine."""
+
+QUESTION = {
+    "tool_name": "AskUserQuestion",
+    "tool_use_id": "toolu_q",
+    "tool_input": {
+        "questions": [
+            {
+                "question": "Which database?",
+                "header": "db",
+                "options": [{"label": "Postgres"}, {"label": "SQLite"}],
+            }
+        ]
+    },
+}
+
+
+def _hook(run, silent, event: str, payload: dict) -> None:
+    silent(run.run(json.dumps(payload).encode(), event))
+
+
+def _rows(screen: str) -> list[str]:
+    """The list's rows, top to bottom (the detail pane's heading is not indented)."""
+    return [line for line in screen.splitlines() if re.match(r"\s+claude-code\s", line)]
+
+
+def _state_of(name: str, state: str):
+    row = re.compile(rf"\s+claude-code\s+{name}\s+{state}\s")
+    return lambda screen: any(row.match(line) for line in _rows(screen))
+
+
+@pytest.fixture
+def pane(runtime_dir, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"],
+        "CODEX_HOME": os.environ["CODEX_HOME"],
+    }
+    argv = [sys.executable, "-m", "agentspool.cli.main", "watch", "--runtime-dir", runtime_dir]
+    started = tmux.start(argv, cwd=str(tmp_path), env=env, width=160, height=40)
+    yield started
+    started.kill()
+
+
+def test_watch_shows_each_state_and_a_questions_options(
+    runtime_dir, make_claude_run, silent, tmp_path, pane
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    runs, bases = {}, {}
+    for name in ("alpha", "beta", "gamma"):
+        run = make_claude_run(runtime_dir, name)
+        base = {"session_id": f"s-{name}", "transcript_path": str(transcript), "cwd": "/w"}
+        _hook(run, silent, "SessionStart", base)
+        runs[name], bases[name] = run, base
+
+    screen = pane.wait_for("3 runs", timeout=30)  # the app is up, every run listed
+    assert all(_state_of(name, "idle")(screen) for name in ("alpha", "beta", "gamma"))
+
+    for name in ("alpha", "beta", "gamma"):
+        prompt = {**bases[name], "prompt_id": "p1", "prompt": f"task {name}"}
+        _hook(runs[name], silent, "UserPromptSubmit", prompt)
+    for name in ("alpha", "beta", "gamma"):
+        pane.wait_until(_state_of(name, "working"), timeout=SHOWN_WITHIN)
+
+    approval = {**bases["beta"], "prompt_id": "p1", "tool_name": "Bash"}
+    _hook(runs["beta"], silent, "PermissionRequest", {**approval, "tool_input": {"command": "ls"}})
+    pane.wait_until(_state_of("beta", "needs_input"), timeout=SHOWN_WITHIN)
+
+    asked = {**bases["gamma"], **QUESTION, "prompt_id": "p1"}
+    _hook(runs["gamma"], silent, "PreToolUse", asked)
+    _hook(runs["gamma"], silent, "PermissionRequest", asked)
+    screen = pane.wait_until(_state_of("gamma", "question"), timeout=SHOWN_WITHIN)
+    rows = _rows(screen)
+    assert " gamma " in rows[0] and " beta " in rows[1]  # most urgent first
+
+    # The list keeps the selected run; the question is at the top: go there (k, up).
+    for _ in range(3):
+        pane.send_keys("k")
+    screen = pane.wait_for("Which database?", timeout=SHOWN_WITHIN)
+    assert re.search(r"1\. Postgres", screen) and re.search(r"2\. SQLite", screen)
+
+    pane.send_keys("j")  # the next run down: beta, waiting on its approval
+    screen = pane.wait_for("waiting for approval", timeout=SHOWN_WITHIN)
+    assert "Bash: ls" in screen and "Which database?" not in screen
+
+    pane.send_keys("Enter")  # every folded event for the selected run
+    screen = pane.wait_for("events folded", timeout=SHOWN_WITHIN)
+    assert "PermissionRequest" in screen or "InputRequested" in screen
+
+    pane.send_keys("/")
+    pane.send_text("question")
+    pane.send_keys("Enter")
+    screen = pane.wait_for("filter: question", timeout=SHOWN_WITHIN)
+    assert [row.split()[1] for row in _rows(screen)] == ["gamma"]
+
+    pane.send_keys("q")
+    pane.wait_until(lambda _: _dead(pane), timeout=10)
+
+
+def _dead(pane: tmux.Pane) -> bool:
+    out = subprocess.run(
+        ["tmux", "-L", pane.socket, "display-message", "-p", "-t", pane.target, "#{pane_dead}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return out.stdout.strip() == "1"
