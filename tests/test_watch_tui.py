@@ -40,12 +40,12 @@ def _hook(run, silent, event: str, payload: dict) -> None:
 
 
 def _rows(screen: str) -> list[str]:
-    """The list's rows, top to bottom (the detail pane's heading is not indented)."""
-    return [line for line in screen.splitlines() if re.match(r"\s+claude-code\s", line)]
+    """The list's rows, top to bottom."""
+    return [line for line in screen.splitlines() if line.startswith("claude-code ")]
 
 
 def _state_of(name: str, state: str):
-    row = re.compile(rf"\s+claude-code\s+{name}\s+{state}\s")
+    row = re.compile(rf"claude-code\s+{name}\s+{state}\s")
     return lambda screen: any(row.match(line) for line in _rows(screen))
 
 

@@ -1,0 +1,227 @@
+"""``agentspool watch`` over many runs spooling at once: its CPU time ÷ wall time.
+
+200 Claude Code runs are armed in a private runtime dir (``agentspool.setup``), each with
+a transcript of real record shapes (64 KB to start). While watch runs, every run goes
+through tool calls as an agent does: the real hook command (the exact string ``setup``
+rendered) is spawned for ``PreToolUse`` then ``PostToolUse`` — the transcript gains the
+call's records between them — every few seconds (exponential gaps, mean ``--gap``
+seconds per run), a turn ending now and then (``Stop``, then a new ``UserPromptSubmit``),
+and one tool call in ten waits on a permission first (``PermissionRequest``). That is
+about 200 / gap hook processes a second across the runs.
+
+watch itself runs as the operator starts it, in its own process: ``--json`` (JSON lines
+to a pipe this process drains) and, where tmux exists, the full-screen app in a private
+tmux server. After a warm-up its CPU time (utime + stime from ``/proc/<pid>/stat``) is
+taken over ``--seconds`` of wall time; the ratio prints last (target < 0.05: 5 % of
+one core).
+
+Usage: python benchmarks/watch.py [--runs 200] [--gap 5] [--seconds 30] [--warmup 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "live"))
+
+import _claude_gen
+
+import agentspool
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+
+
+def hook_commands(settings_path: str) -> dict[str, list[str]]:
+    with open(settings_path) as fh:
+        settings = json.load(fh)
+    return {
+        event: shlex.split(groups[0]["hooks"][0]["command"])
+        for event, groups in settings["hooks"].items()
+    }
+
+
+class Agents:
+    """The runs' hooks, spawned at their rates by one scheduler thread."""
+
+    def __init__(self, runtime: str, tmp: str, runs: int, gap: float) -> None:
+        self.gap = gap
+        self.rng = random.Random(7)
+        self.runs = []
+        for i in range(runs):
+            spawn = agentspool.setup("claude-code", f"bench-{i:03d}", runtime)
+            transcript = os.path.join(tmp, f"t{i:03d}.jsonl")
+            _claude_gen.write(transcript, 64 << 10, seed=i)
+            base = {
+                "session_id": f"s-{i:03d}",
+                "transcript_path": transcript,
+                "cwd": f"/home/user/src/app{i % 17}",
+            }
+            self.runs.append((hook_commands(spawn.settings_path), base, transcript))
+        self.stop = threading.Event()
+        self.spawned = 0
+        self.children: list[subprocess.Popen[bytes]] = []
+
+    def hook(self, commands: dict[str, list[str]], event: str, payload: dict) -> None:
+        child = subprocess.Popen(
+            commands[event],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin"},
+            cwd="/",
+        )
+        assert child.stdin is not None
+        child.stdin.write(json.dumps({**payload, "hook_event_name": event}).encode())
+        child.stdin.close()
+        self.children.append(child)
+        self.spawned += 1
+
+    def start_all(self) -> None:
+        for commands, base, _ in self.runs:
+            self.hook(commands, "SessionStart", base)
+            self.hook(commands, "UserPromptSubmit", {**base, "prompt_id": "p0"})
+        self.reap(wait=True)
+
+    def reap(self, *, wait: bool = False) -> None:
+        if wait:
+            for child in self.children:
+                child.wait()
+        self.children = [c for c in self.children if c.poll() is None]
+
+    def step(self, i: int, call: int) -> None:
+        commands, base, transcript = self.runs[i]
+        turn = {**base, "prompt_id": f"p{call // 8}"}
+        tool = {
+            **turn,
+            "tool_name": "Bash",
+            "tool_use_id": f"toolu_{i:03d}_{call}",
+            "tool_input": {"command": f"make test-{call}"},
+        }
+        self.hook(commands, "PreToolUse", tool)
+        if call % 10 == 3:
+            self.hook(commands, "PermissionRequest", tool)
+        with open(transcript, "ab") as fh:
+            fh.write(_claude_gen.extra_turn(i * 1000 + call))
+        self.hook(commands, "PostToolUse", {**tool, "tool_response": {"stdout": "ok"}})
+        if call % 8 == 7:
+            self.hook(commands, "Stop", turn)
+            self.hook(commands, "UserPromptSubmit", {**base, "prompt_id": f"p{call // 8 + 1}"})
+
+    def run(self) -> None:
+        due = [(self.rng.expovariate(1 / self.gap), i) for i in range(len(self.runs))]
+        calls = [0] * len(self.runs)
+        start = time.monotonic()
+        while not self.stop.is_set():
+            due.sort()
+            at, i = due[0]
+            wait = start + at - time.monotonic()
+            if wait > 0 and self.stop.wait(wait):
+                break
+            self.step(i, calls[i])
+            calls[i] += 1
+            due[0] = (at + self.rng.expovariate(1 / self.gap), i)
+            self.reap()
+
+
+def measure(pid: int, warmup: float, seconds: float) -> float:
+    time.sleep(warmup)
+    cpu0, wall0 = cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    return (cpu_seconds(pid) - cpu0) / (time.monotonic() - wall0)
+
+
+def watch_json(runtime: str, warmup: float, seconds: float) -> float:
+    argv = [sys.executable, "-m", "agentspool.cli.main", "watch", "--json"]
+    with subprocess.Popen([*argv, "--runtime-dir", runtime], stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        lines = [0]
+
+        def drain() -> None:
+            assert proc.stdout is not None
+            for _ in proc.stdout:
+                lines[0] += 1
+
+        threading.Thread(target=drain, daemon=True).start()
+        ratio = measure(proc.pid, warmup, seconds)
+        proc.terminate()
+    print(f"watch --json: {lines[0]} transition lines")
+    return ratio
+
+
+def watch_tui(runtime: str, tmp: str, warmup: float, seconds: float) -> float:
+    from harness import tmux
+
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": tmp,
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "CLAUDE_CONFIG_DIR": os.path.join(tmp, "claude-home"),
+        "CODEX_HOME": os.path.join(tmp, "codex-home"),
+    }
+    argv = [sys.executable, "-m", "agentspool.cli.main", "watch", "--runtime-dir", runtime]
+    pane = tmux.start(argv, cwd=tmp, env=env, width=200, height=60)
+    try:
+        pane.wait_for("runs", timeout=60)
+        ratio = measure(pane.pane_pid(), warmup, seconds)
+        print("watch (full screen, last screen's first rows):")
+        print("\n".join(pane.screen().splitlines()[:6]))
+    finally:
+        pane.kill()
+    return ratio
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--gap", type=float, default=5.0, help="mean seconds between tool calls")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup", type=float, default=8.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(tmp, "claude-home")  # no real sessions
+        os.environ["CODEX_HOME"] = os.path.join(tmp, "codex-home")
+        runtime = os.path.join(tmp, "runtime")
+        os.mkdir(runtime, 0o700)
+        agents = Agents(runtime, tmp, args.runs, args.gap)
+        agents.start_all()
+        writer = threading.Thread(target=agents.run, daemon=True)
+        writer.start()
+        try:
+            started, t0 = agents.spawned, time.monotonic()
+            ratios = {"--json": watch_json(runtime, args.warmup, args.seconds)}
+            if shutil.which("tmux"):
+                ratios["full screen"] = watch_tui(runtime, tmp, args.warmup, args.seconds)
+            spawned, elapsed = agents.spawned - started, time.monotonic() - t0
+            print(
+                f"{args.runs} runs: {spawned} hook processes spawned while watching "
+                f"({spawned / elapsed:.0f}/s over {elapsed:.0f}s)"
+            )
+        finally:
+            agents.stop.set()
+            writer.join()
+            agents.reap(wait=True)
+    for mode, ratio in ratios.items():
+        print(f"watch {mode}: CPU time / wall time {ratio:.3f}  target < 0.05")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
