@@ -5,9 +5,9 @@ a transcript of real record shapes (64 KB to start). While watch runs, every run
 through tool calls as an agent does: the real hook command (the exact string ``setup``
 rendered) is spawned for ``PreToolUse`` then ``PostToolUse`` — the transcript gains the
 call's records between them — every few seconds (exponential gaps, mean ``--gap``
-seconds per run), a turn ending now and then (``Stop``, then a new ``UserPromptSubmit``),
+seconds per run; 15 s by default), a turn ending now and then (``Stop``, then a new ``UserPromptSubmit``),
 and one tool call in ten waits on a permission first (``PermissionRequest``). That is
-about 200 / gap hook processes a second across the runs.
+about 2.4 × runs ÷ gap hook processes a second across the runs (~31/s by default).
 
 watch itself runs as the operator starts it, in its own process: ``--json`` (JSON lines
 to a pipe this process drains) and, where tmux exists, the full-screen app in a private
@@ -15,7 +15,7 @@ tmux server. After a warm-up its CPU time (utime + stime from ``/proc/<pid>/stat
 taken over ``--seconds`` of wall time; the ratio prints last (target < 0.05: 5 % of
 one core).
 
-Usage: python benchmarks/watch.py [--runs 200] [--gap 5] [--seconds 30] [--warmup 8]
+Usage: python benchmarks/watch.py [--runs 200] [--gap 15] [--seconds 30] [--warmup 8]
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def watch_tui(runtime: str, tmp: str, warmup: float, seconds: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--gap", type=float, default=5.0, help="mean seconds between tool calls")
+    parser.add_argument("--gap", type=float, default=15.0, help="mean seconds between tool calls")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=8.0)
     args = parser.parse_args()
