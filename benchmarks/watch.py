@@ -5,9 +5,11 @@ a transcript of real record shapes (64 KB to start). While watch runs, every run
 through tool calls as an agent does: the real hook command (the exact string ``setup``
 rendered) is spawned for ``PreToolUse`` then ``PostToolUse`` — the transcript gains the
 call's records between them — every few seconds (exponential gaps, mean ``--gap``
-seconds per run; 15 s by default), a turn ending now and then (``Stop``, then a new ``UserPromptSubmit``),
-and one tool call in ten waits on a permission first (``PermissionRequest``). That is
-about 2.4 × runs ÷ gap hook processes a second across the runs (~31/s by default).
+seconds per run; 15 s by default), a turn ending now and then (``Stop``, then a new
+``UserPromptSubmit``), and one tool call in ten waits on a permission first
+(``PermissionRequest``). A run's hooks run one after another, as the CLI waits for each;
+runs run side by side. That is about 2.4 hook processes per call: 2.4 * runs / gap a
+second across the runs (~31/s by default).
 
 watch itself runs as the operator starts it, in its own process: ``--json`` (JSON lines
 to a pipe this process drains) and, where tmux exists, the full-screen app in a private
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "live"))
@@ -76,34 +79,32 @@ class Agents:
             self.runs.append((hook_commands(spawn.settings_path), base, transcript))
         self.stop = threading.Event()
         self.spawned = 0
-        self.children: list[subprocess.Popen[bytes]] = []
+        self.lock = threading.Lock()
+        # A run's hooks one after another (the CLI waits for each); runs side by side.
+        self.pool = ThreadPoolExecutor(max_workers=16)
+        self.busy: set[int] = set()
 
     def hook(self, commands: dict[str, list[str]], event: str, payload: dict) -> None:
-        child = subprocess.Popen(
+        """One hook, spawned and waited for, as the CLI runs it (its next waits)."""
+        subprocess.run(
             commands[event],
-            stdin=subprocess.PIPE,
+            input=json.dumps({**payload, "hook_event_name": event}).encode(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={"PATH": "/usr/bin:/bin"},
             cwd="/",
+            check=False,
         )
-        assert child.stdin is not None
-        child.stdin.write(json.dumps({**payload, "hook_event_name": event}).encode())
-        child.stdin.close()
-        self.children.append(child)
-        self.spawned += 1
+        with self.lock:
+            self.spawned += 1
 
     def start_all(self) -> None:
-        for commands, base, _ in self.runs:
+        def start(run: tuple[dict[str, list[str]], dict, str]) -> None:
+            commands, base, _ = run
             self.hook(commands, "SessionStart", base)
             self.hook(commands, "UserPromptSubmit", {**base, "prompt_id": "p0"})
-        self.reap(wait=True)
 
-    def reap(self, *, wait: bool = False) -> None:
-        if wait:
-            for child in self.children:
-                child.wait()
-        self.children = [c for c in self.children if c.poll() is None]
+        list(self.pool.map(start, self.runs))
 
     def step(self, i: int, call: int) -> None:
         commands, base, transcript = self.runs[i]
@@ -134,10 +135,17 @@ class Agents:
             wait = start + at - time.monotonic()
             if wait > 0 and self.stop.wait(wait):
                 break
-            self.step(i, calls[i])
-            calls[i] += 1
+            if i not in self.busy:  # a run still in its last call skips this one
+                self.busy.add(i)
+                self.pool.submit(self._step, i, calls[i])
+                calls[i] += 1
             due[0] = (at + self.rng.expovariate(1 / self.gap), i)
-            self.reap()
+
+    def _step(self, i: int, call: int) -> None:
+        try:
+            self.step(i, call)
+        finally:
+            self.busy.discard(i)
 
 
 def measure(pid: int, warmup: float, seconds: float) -> float:
@@ -217,7 +225,7 @@ def main() -> int:
         finally:
             agents.stop.set()
             writer.join()
-            agents.reap(wait=True)
+            agents.pool.shutdown()
     for mode, ratio in ratios.items():
         print(f"watch {mode}: CPU time / wall time {ratio:.3f}  target < 0.05")
     return 0
