@@ -582,14 +582,22 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             sys.stdout.buffer.write(line)
             sys.stdout.buffer.flush()
 
-        return watch.follow_lines(
-            follower,
-            once=args.once,
-            duration=args.duration,
-            bell=args.bell,
-            on_wait=args.on_wait,
-            write=write,
-        )
+        try:
+            return watch.follow_lines(
+                follower,
+                once=args.once,
+                duration=args.duration,
+                bell=args.bell,
+                on_wait=args.on_wait,
+                write=write,
+            )
+        except BrokenPipeError:
+            # The reader left (`watch | head -1`): done, not an error. Nothing more may
+            # reach the closed pipe, not even the interpreter's flush at exit.
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
     from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
 
     WatchApp(follower, bell=args.bell, on_wait=args.on_wait).run()

@@ -90,3 +90,31 @@ def test_an_old_rollout_is_not_listed(runtime_dir) -> None:
     old = os.stat(path).st_mtime - 2 * agentspool.api.RECENT_SESSIONS
     os.utime(path, (old, old))
     assert agentspool.list_runs(runtime_dir, include_ended=True) == []
+
+
+def test_poll_follows_a_session_without_hooks_and_drops_it_when_its_process_ends(
+    agent, runtime_dir
+) -> None:
+    transcript = _claude_session(agent.pid, _start_ticks(agent.pid))
+    key = f"claude-code:session:{SESSION}"
+    first = agentspool.poll_runs(None, runtime_dir)
+    assert (first.listed, first.changed) == ([key], [key])
+    assert agentspool.run_key(first.runs[key]) == key
+    # between listings of the CLI's files, the session is re-signed from its own stat
+    quiet = agentspool.poll_runs(first, runtime_dir, discover=False)
+    assert (quiet.listed, quiet.changed) == ([key], [])
+    assert quiet.runs[key] is first.runs[key]
+
+    with transcript.open("ab") as fh:
+        fh.write(transcript.read_bytes().splitlines(keepends=True)[-1])
+    grown = agentspool.poll_runs(quiet, runtime_dir, discover=False)
+    assert grown.changed == [key]
+
+    agent.kill()
+    agent.wait()
+    gone = agentspool.poll_runs(grown, runtime_dir, discover=False)
+    assert gone.changed == [key]
+    assert gone.listed == []  # its process is gone: ended, listed only with include_ended
+    assert gone.runs[key].state == "ended"
+    everything = agentspool.poll_runs(grown, runtime_dir, discover=False, include_ended=True)
+    assert everything.listed == [key]

@@ -10,6 +10,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import agentspool
@@ -220,3 +221,57 @@ def test_runs_already_waiting_do_not_fire_on_wait(
         timeout=60,
     )
     assert not fired.exists()
+
+
+def test_bell_sends_a_desktop_notification_when_a_run_starts_waiting(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    run = make_claude_run(runtime_dir, "w")
+    base = _working(run, silent, transcript, "s1")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sent = tmp_path / "sent"
+    notify_send = bin_dir / "notify-send"  # stands in for the desktop's: records its argv
+    notify_send.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {sent}\necho >> {sent}\n')
+    notify_send.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    with subprocess.Popen(
+        [*WATCH, "--runtime-dir", runtime_dir, "--bell", "--for", "60"],
+        stdout=subprocess.PIPE,
+        env=env,
+    ) as proc:
+        try:
+            lines = Lines(proc)
+            assert lines.next()["state"] == "working"
+            _hook(run, silent, "PermissionRequest", {**base, "tool_name": "Bash"})
+            assert lines.next()["state"] == "needs_input"
+            for _ in range(100):
+                if sent.exists() and sent.read_text().endswith("\n"):
+                    break
+                time.sleep(0.05)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    assert sent.read_text() == "--app-name=agentspool|claude-code waits for you|w|\n"
+
+
+def test_a_reader_that_leaves_ends_watch_quietly(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    run = make_claude_run(runtime_dir, "a")
+    base = _working(run, silent, transcript, "s1")
+    with subprocess.Popen(
+        [*WATCH, "--runtime-dir", runtime_dir, "--for", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert json.loads(proc.stdout.readline())["run_id"] == "a"
+        proc.stdout.close()  # the reader leaves (`watch | head -1`)
+        _hook(run, silent, "PermissionRequest", {**base, "tool_name": "Bash"})  # a next line
+        assert proc.wait(timeout=30) == 0
+        assert proc.stderr.read() == b""
