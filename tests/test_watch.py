@@ -23,7 +23,7 @@ def _hook(run, silent, event: str, payload: dict) -> None:
 
 
 def _working(run, silent, transcript: Path, session: str) -> dict:
-    base = {"session_id": session, "transcript_path": str(transcript), "cwd": "/work/x"}
+    base = {"session_id": session, "transcript_path": str(transcript), "cwd": "/srv/app"}
     _hook(run, silent, "SessionStart", base)
     _hook(run, silent, "UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "go"})
     return base
@@ -94,7 +94,7 @@ def _follow(proc, busy, base, silent, runtime_dir) -> None:
             "quiet": ("seen", None, "idle"),
         }
         assert first["busy"]["key"] == "claude-code:busy"
-        assert first["busy"]["cwd"] == "/work/x"
+        assert first["busy"]["cwd"] == "/srv/app"
 
         _hook(busy, silent, "PreToolUse", {**base, **QUESTION, "prompt_id": "p1"})
         _hook(busy, silent, "PermissionRequest", {**base, **QUESTION, "prompt_id": "p1"})
