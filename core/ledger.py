@@ -19,9 +19,8 @@ from agentspool.core import reducer
 from agentspool.core.events import RunEnded, TaskStateDeclared
 from agentspool.core.seam import TaskState
 from agentspool.spool.read import read_all
+from agentspool.spool.write import LEDGER_FILE as LEDGER_FILE
 from agentspool.spool.write import append_record
-
-LEDGER_FILE = "ledger.spool"
 _RECORD = "Ledger"
 
 LedgerEvent = TaskStateDeclared | RunEnded

@@ -16,10 +16,10 @@ import msgspec
 
 from agentspool.core.seam import Chat, ChatState, PendingApproval, PendingDialog, TaskState
 from agentspool.errors import RuntimeDirError
+from agentspool.spool.layout import PROVIDER_FILE as PROVIDER_FILE
 from agentspool.spool.layout import private_dir_problem
 from agentspool.spool.write import run_id_problem
 
-PROVIDER_FILE = "provider"
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # Most urgent first: waiting on the operator, then working, then idle, then ended.
