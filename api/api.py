@@ -18,7 +18,12 @@ from agentspool.adapters import registry
 from agentspool.core.reducer import Step
 from agentspool.core.replay import Transition
 from agentspool.core.seam import Adapter, Chat, InstallReport, InstallScope, Spawn, TaskState, Trust
-from agentspool.errors import DeclarationError, TranscriptGoneError, UnsupportedError
+from agentspool.errors import (
+    AgentspoolError,
+    DeclarationError,
+    TranscriptGoneError,
+    UnsupportedError,
+)
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 
@@ -497,7 +502,12 @@ def tidy(
 
     def select(run_id: str, path: str) -> bool:
         provider = providers.get(run_id, "")
-        why, removable = _tidy_judgement(provider, run_id, runtime, path, fresh)
+        try:
+            why, removable = _tidy_judgement(provider, run_id, runtime, path, fresh)
+        except (AgentspoolError, OSError) as exc:
+            # One unreadable run (another user's, opened up, damaged) is kept and named;
+            # it must not stop the others from being judged.
+            why, removable = f"cannot be read: {exc}", False
         judged[run_id] = TidyRun(
             run_id=run_id, provider=provider, verdict="remove" if removable else "keep", why=why
         )

@@ -185,3 +185,16 @@ def test_a_run_goes_once_its_agent_process_is_gone(
         agent.wait()
     assert agentspool.tidy(runtime_dir, dry_run=False).removed == ["late"]
     assert not os.path.exists(run.run_dir)
+
+
+def test_a_run_that_cannot_be_read_is_kept_and_named(runtime_dir, make_claude_run) -> None:
+    """A run dir others can write is no evidence (ADR 0013): kept, and the rest judged."""
+    for run_id in ("open", "fine"):
+        make_claude_run(runtime_dir, run_id)
+        agentspool.declare("done", run_id=run_id, runtime_dir=runtime_dir, force=True)
+    os.chmod(os.path.join(runtime_dir, "open"), 0o777)
+    report = agentspool.tidy(runtime_dir)
+    [fine, opened] = report.runs
+    assert (opened.run_id, opened.verdict) == ("open", "keep")
+    assert opened.why.startswith("cannot be read: ") and "refused" in opened.why
+    assert (fine.run_id, fine.why) == ("fine", "done, but nothing shows its agent process ended")
