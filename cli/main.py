@@ -469,7 +469,6 @@ def _ls_line(run: agentspool.RunSummary, now: float) -> str:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    import time
 
     found = agentspool.explain(args.provider, args.run_id, args.runtime_dir, args.transcript)
     if args.json:
@@ -479,11 +478,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     task = chat.task_state + (f" ({chat.task_reason})" if chat.task_reason else "")
     print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
 
-    def when(at: float) -> str:
-        if not at:
-            return "-" * 12
-        return time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1000) % 1000:03d}"
-
     steps = found.steps
     ignored = sum(1 for s in steps if s.ignored)
     shown = steps[-args.last :] if args.last > 0 else []
@@ -492,10 +486,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         event = step.event
         kind = type(event).__struct_config__.tag
         effect = f"ignored: {step.ignored}" if step.ignored else f"-> {step.state}/{step.activity}"
-        print(f"  {when(event.at)}  {event.source or '-':<28} {kind:<28} {effect}")
+        print(f"  {_when(event.at)}  {event.source or '-':<28} {kind:<28} {effect}")
     print("decided by:")
     for evidence in chat.evidence:
-        print(f"  {when(evidence.at)}  {evidence.source:<28} {evidence.detail}".rstrip())
+        print(f"  {_when(evidence.at)}  {evidence.source:<28} {evidence.detail}".rstrip())
     version = chat.drift.cli_version or "not stated"
     print(f"parse counters (CLI version {version}): {chat.drift.describe() or 'nothing unknown'}")
     print(f"transcript: {chat.transcript_path or '(not located yet)'}")
