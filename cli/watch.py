@@ -28,7 +28,7 @@ the sessions already found are re-signed every tick."""
 
 
 @dataclass
-class Transition:
+class Change:
     key: str
     before: RunSummary | None
     after: RunSummary | None
@@ -71,7 +71,7 @@ class Follower:
             not self.states or run.state in self.states
         )
 
-    def tick(self) -> list[Transition]:
+    def tick(self) -> list[Change]:
         """Poll once; the runs whose state or task state moved (all of them, first)."""
         before = self.poll
         self.poll = agentspool.poll_runs(
@@ -95,7 +95,7 @@ class Follower:
                 continue
             if not any(r is not None and self.wanted(r) for r in (was, now)):
                 continue
-            out.append(Transition(key, was, now))
+            out.append(Change(key, was, now))
         return out
 
     def listed(self) -> list[RunSummary]:
@@ -145,7 +145,7 @@ def ago(seconds: float) -> str:
     return f"{int(seconds)}s"
 
 
-def _waits(follower: Follower, moved: list[Transition], *, bell: bool, on_wait: str) -> None:
+def _waits(follower: Follower, moved: list[Change], *, bell: bool, on_wait: str) -> None:
     if follower.ticks <= 1:
         return  # already waiting when watch started: not news
     for change in moved:

@@ -35,7 +35,9 @@ PINNED = [
     "Message",
     "PendingApproval",
     "PendingDialog",
+    "Replay",
     "RunIdError",
+    "RunNotFoundError",
     "RunPoll",
     "RunSummary",
     "RuntimeDirError",
@@ -46,7 +48,10 @@ PINNED = [
     "StoreError",
     "SweepReport",
     "TaskState",
+    "TidyReport",
+    "TidyRun",
     "TranscriptGoneError",
+    "Transition",
     "Trust",
     "UnknownProviderError",
     "UnsupportedError",
@@ -61,11 +66,13 @@ PINNED = [
     "poll_runs",
     "providers",
     "read_chat",
+    "replay",
     "run",
     "run_key",
     "setup",
     "spool_sig",
     "sweep_spools",
+    "tidy",
     "uninstall",
     "untrust",
 ]
@@ -92,7 +99,7 @@ def test_every_name_resolves_and_every_function_says_what_it_does() -> None:
 def test_every_exception_is_one_tree() -> None:
     errors = [getattr(agentspool, n) for n in PINNED if n.endswith("Error")]
     assert all(issubclass(e, agentspool.AgentspoolError) for e in errors)
-    assert len(errors) == 11
+    assert len(errors) == 12
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
