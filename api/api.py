@@ -209,8 +209,10 @@ def poll_runs(
             if session.session_id in covered or session.transcript_path in covered:
                 continue
             key = f"{provider}:session:{session.session_id}"
-            proc = (f"/proc/{session.pid}",) if session.pid else ()
-            sig = f"{session.process}+{paths_sig((session.transcript_path, *proc))}"
+            # /proc/<pid>/exe: a killed agent left unreaped keeps /proc/<pid> but not it
+            proc = (f"/proc/{session.pid}", f"/proc/{session.pid}/exe") if session.pid else ()
+            watched = (session.transcript_path, *session.watched, *proc)
+            sig = f"{session.process}+{paths_sig(watched)}"
             summary = before.runs.get(key)
             if summary is None or before.sigs.get(key) != sig:
                 try:

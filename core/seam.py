@@ -109,6 +109,9 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
     """The agent process, when the CLI's files name it (0: they do not)."""
     process: ProcessState = "unknown"
     cwd: str = ""
+    watched: tuple[str, ...] = ()
+    """Files besides the transcript whose stat moves when the session's state may have
+    (a native status file): a watcher re-reads the session when one does (ADR 0020)."""
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):

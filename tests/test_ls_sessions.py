@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -105,9 +106,26 @@ def test_poll_follows_a_session_without_hooks_and_drops_it_when_its_process_ends
     assert (quiet.listed, quiet.changed) == ([key], [])
     assert quiet.runs[key] is first.runs[key]
 
+    # a permission prompt opens: the CLI rewrites its status file, the transcript rests
+    status = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "sessions" / f"{agent.pid}.json"
+    native = json.loads(status.read_text())
+    dialog = json.loads((CLAUDE / "session-dialog-open.json").read_text())
+    stamp = int(time.time() * 1000)
+    native.update(
+        status=dialog["status"],
+        waitingFor=dialog["waitingFor"],
+        updatedAt=stamp,
+        statusUpdatedAt=stamp,
+    )
+    status.write_text(json.dumps(native))
+    asked = agentspool.poll_runs(quiet, runtime_dir, discover=False)
+    assert asked.changed == [key]
+    assert asked.runs[key].state == "needs_input"
+    assert asked.runs[key].since * 1000 == pytest.approx(stamp, abs=1)
+
     with transcript.open("ab") as fh:
         fh.write(transcript.read_bytes().splitlines(keepends=True)[-1])
-    grown = agentspool.poll_runs(quiet, runtime_dir, discover=False)
+    grown = agentspool.poll_runs(asked, runtime_dir, discover=False)
     assert grown.changed == [key]
 
     agent.kill()

@@ -49,6 +49,7 @@ def sessions(since: float) -> list[Session]:
             pid=status.pid,
             process="alive" if alive else "gone",
             cwd=status.cwd,
+            watched=(path,),  # a permission prompt changes it while the transcript rests
         )
     pattern = os.path.join(glob.escape(base), "projects", "*", "*.jsonl")
     for transcript in glob.glob(pattern):
