@@ -190,7 +190,7 @@ class WatchApp(App[None]):
             table = self.query_one(RunList)
             table.set_rows([k for k, _, _ in rows], [self.line(r, s) for _, r, s in rows])
         filtered = f"  filter: {' '.join(self.words)}" if self.words else ""
-        self.sub_title = f"{len(runs)} runs{filtered}"
+        self.sub_title = f"{len(runs)} run{'' if len(runs) == 1 else 's'}{filtered}"
         selected = self.query_one(RunList).selected()
         if selected != self.selected:
             self.selected, self.evidence_for = selected, ""
@@ -289,7 +289,7 @@ def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) ->
     )
     lines.append("[b]last messages[/b]")
     for message in chat.messages[-LAST_MESSAGES:]:
-        text = " ".join(message.text.split())[:160]
+        text = " ".join(message.text.split())[:160] or f"({message.kind})"
         lines.append(f"  {message.role:<9} {escape(text)}")
     if evidence_for and evidence_for == agentspool.run_key(run) and run.run_id:
         found = agentspool.explain(run.provider, run.run_id, runtime_dir)
@@ -297,7 +297,9 @@ def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) ->
         for step in found.steps[-20:]:
             kind = type(step.event).__struct_config__.tag
             effect = f"ignored: {step.ignored}" if step.ignored else f"-> {step.state}"
-            lines.append(f"  {escape(step.event.source or '-'):<28} {kind!s:<26} {escape(effect)}")
+            at = time.strftime("%H:%M:%S", time.localtime(step.event.at)) if step.event.at else "-"
+            source = escape(step.event.source or "-")
+            lines.append(f"  {at:<8}  {source:<28} {kind!s:<26} {escape(effect)}")
     else:
         lines.append("[b]decided by[/b] (enter: every folded event)")
         for evidence in chat.evidence:
