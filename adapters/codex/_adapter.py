@@ -48,6 +48,7 @@ from agentspool.adapters.codex._rollout import (
     dialog_for,
     thread_id_from_path,
 )
+from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
@@ -135,6 +136,11 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
 
     def untrust(self, config_home: str | None = None) -> bool:
         return _lifecycle.untrust(config_home)
+
+    def lifecycle_caller(self, run_id: str, runtime_dir: str) -> str | None:
+        """Who runs ``agentspool lifecycle`` in this run (ADR 0019): a sub-agent's hooks
+        carry ``agent_id`` (docs/providers/codex.md §2, §5.9)."""
+        return declarer.lifecycle_caller(run_dir(runtime_dir, run_id))
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.install_hooks(scope, directory)

@@ -1,0 +1,69 @@
+"""Who runs ``agentspool lifecycle``: the run's main agent, or one of its subagents.
+
+A subagent shares its parent's process and environment (Claude Code's Agent/Task tool,
+Codex's ``spawn_agent``: docs/providers/claude-code.md §7, docs/providers/codex.md), so
+``$AGENTSPOOL_RUN_ID`` and the process ancestry name the parent's run. What tells them
+apart is the hook evidence: both CLIs fire ``PreToolUse`` for the shell call before the
+command runs, and mark a subagent's with ``agent_id``. The declaration runs inside that
+call, so its ``PreToolUse`` is in the spool, still without a ``PostToolUse`` (ADR 0019).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.spool.read import read_all
+
+# `agentspool lifecycle`, `.venv/bin/agentspool lifecycle`, `python -m agentspool.cli.main
+# lifecycle`: the program's name, then (after its path or module suffix) the verb.
+_LIFECYCLE = re.compile(r"agentspool\S*\s+(?:\S+\s+)*?lifecycle\b")
+
+
+# What ends a call: it ran (PostToolUse), it ran and failed (Claude Code's
+# PostToolUseFailure: a refused declaration exits non-zero), it was refused a permission.
+_OPENS_OR_CLOSES = frozenset(
+    ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied")
+)
+
+
+class _Call(msgspec.Struct):
+    tool_use_id: str = ""
+    tool_input: Any = None
+    agent_id: str = ""
+
+
+_decode = HookDecoder(_Call)
+
+
+def _command(tool_input: Any) -> str:
+    if isinstance(tool_input, dict):
+        value = tool_input.get("command", tool_input.get("cmd", ""))
+        if isinstance(value, list):
+            return " ".join(str(v) for v in value)
+        return value if isinstance(value, str) else ""
+    return ""
+
+
+def lifecycle_caller(run_dir: str) -> str | None:
+    """The ``agent_id`` of the newest shell call still open in the run's spool whose
+    command runs ``agentspool lifecycle``: ``""`` when the main agent made it, ``None``
+    when no such call is open (a person at a terminal, or hooks that did not fire)."""
+    open_calls: dict[str, str] = {}  # tool_use_id -> agent_id, in spool order
+    for record in read_all(run_dir):
+        if record.event not in _OPENS_OR_CLOSES:
+            continue
+        call = _decode(record)
+        if call is None or not call.tool_use_id:
+            continue
+        if record.event != "PreToolUse":
+            open_calls.pop(call.tool_use_id, None)
+        elif _LIFECYCLE.search(_command(call.tool_input)):
+            open_calls.pop(call.tool_use_id, None)
+            open_calls[call.tool_use_id] = call.agent_id
+    if not open_calls:
+        return None
+    return next(reversed(open_calls.values()))
