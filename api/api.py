@@ -375,12 +375,21 @@ def declare(
             raise DeclarationError(
                 run_id, f"not done: uncommitted changes in {dirty} (commit them, or --force)"
             )
-    ledger.append(
-        directory,
-        TaskStateDeclared(
-            task_state=task_state, reason=reason, at=time.time(), source="cli:lifecycle"
-        ),
-    )
+    try:
+        ledger.append(
+            directory,
+            TaskStateDeclared(
+                task_state=task_state, reason=reason, at=time.time(), source="cli:lifecycle"
+            ),
+        )
+    except OSError as exc:
+        # Seen: Codex's read-only sandbox ("Read-only file system"); its workspace-write
+        # sandbox writes only the workspace and /tmp.
+        raise DeclarationError(
+            run_id,
+            f"cannot write {os.path.join(directory, ledger.LEDGER_FILE)}: {exc.strerror} "
+            "(a sandboxed agent must be let write the runtime dir)",
+        ) from None
     return Declaration(run_id=run_id, task_state=task_state, task_reason=reason, changed=True)
 
 

@@ -695,6 +695,7 @@ def test_background_subagent_permission_after_main_stop(make_run: Callable[..., 
 
 # The agent runs `agentspool` from its shell: the venv's bin dir on its PATH, the run in
 # its environment (Spawn.env), the command allowed without a prompt.
+REPO = Path(__file__).resolve().parents[2]
 AGENTSPOOL_PATH = f"{sysconfig.get_path('scripts')}:{os.environ.get('PATH', '/usr/bin:/bin')}"
 DECLARE_BLOCKED = 'agentspool lifecycle blocked --reason "needs the API key"'
 
@@ -780,6 +781,28 @@ def test_the_agent_declares_blocked_then_done_and_a_subagent_cannot(
     assert f"run {run.run_id}: done" in str(post.get("tool_response"))
     chat = run.checkpoint("done declared", is_idle_after_turn)
     assert (chat.task_state, chat.task_reason) == ("done", "")
+
+
+def test_the_declare_slash_command_runs_the_declaration_without_a_prompt(
+    make_run: Callable[..., Run],
+) -> None:
+    """docs/agent/claude-command-declare.md as the user installs it: Claude Code expands
+    it into the prompt, and its allowed-tools lets the declaration run unprompted."""
+    run = make_run(
+        [_declaring(DECLARE_BLOCKED, "toolu_declare_blocked_000002"), api.text("Blocked.")]
+    )
+    commands = run.h.claude_dir / "commands"
+    commands.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "docs" / "agent" / "claude-command-declare.md", commands / "declare.md")
+    tui = run.start_tui(extra_env={**run.spawn_env, "PATH": AGENTSPOOL_PATH})
+    tui.submit("/declare blocked needs the API key")
+    post = _declared(run, "toolu_declare_blocked_000002")
+    assert f"run {run.run_id}: blocked: needs the API key" in str(post.get("tool_response"))
+    assert not run.hooks("PermissionRequest"), "the command's allowed-tools was not honoured"
+    prompt = run.srv.main_requests[0].first_user_text()
+    assert 'Declare the task state "blocked needs the API key"' in prompt, prompt
+    chat = run.checkpoint("blocked declared", is_idle_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
 
 
 def test_api_error_stop_failure(make_run: Callable[..., Run]) -> None:

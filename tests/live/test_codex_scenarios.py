@@ -738,7 +738,6 @@ def test_exec_subagent_parent_ends_idle(make_run: Callable[..., Run]) -> None:
 AGENTSPOOL_BIN = sysconfig.get_path("scripts")
 AGENTSPOOL_PATH = f"{AGENTSPOOL_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"
 DECLARE_BLOCKED = 'agentspool lifecycle blocked --reason "needs the API key"'
-SANDBOX = os.environ.get("AGENTSPOOL_TEST_CODEX_SANDBOX", "workspace-write")
 
 
 def _call_output(run: Run, call_id: str) -> dict[str, Any]:
@@ -772,7 +771,7 @@ def test_exec_the_agent_declares_blocked_then_done_and_a_subagent_cannot(
     run.start_exec(
         "declare blocked, let a sub-agent declare done, then declare done",
         "-s",
-        SANDBOX,
+        "workspace-write",  # read-only: "Read-only file system" on the ledger
         extra_env={"PATH": AGENTSPOOL_PATH},
     )
     post = _call_output(run, "call_blocked")
@@ -793,6 +792,23 @@ def test_exec_the_agent_declares_blocked_then_done_and_a_subagent_cannot(
     assert f"run {run.run_id}: done" in str(post), post
     chat = run.checkpoint("done declared; exec exited", is_ended_after_turn)
     assert (chat.task_state, chat.task_reason) == ("done", "")
+
+
+def test_exec_read_only_sandbox_refuses_the_declaration_in_one_line(
+    make_run: Callable[..., Run],
+) -> None:
+    run = make_run(
+        [rs.exec_command(DECLARE_BLOCKED, call_id="call_blocked"), rs.text("Could not.")]
+    )
+    (run.home.home / ".profile").write_text(f'PATH="{AGENTSPOOL_BIN}:$PATH"\n')
+    run.start_exec("declare blocked", "-s", "read-only", extra_env={"PATH": AGENTSPOOL_PATH})
+    run.finish_exec()
+    said = str(_call_output(run, "call_blocked").get("tool_response"))
+    ledger_path = os.path.join(run.run_dir, "ledger.spool")
+    assert f"cannot write {ledger_path}: Read-only file system" in said, said
+    assert said.count("\n") == 1 and "Traceback" not in said
+    chat = run.checkpoint("nothing declared", is_ended_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("active", "")
 
 
 def test_tui_hooks_trusted_by_config_without_bypass(make_run: Callable[..., Run]) -> None:
