@@ -354,7 +354,7 @@ def declare(
         raise DeclarationError(run_id, f"no such run in {runtime}")
     provider = runs.provider_of(runtime, run_id, registry.names())
     caller = getattr(registry.load(provider), "lifecycle_caller", None) if provider else None
-    subagent = caller(run_id, runtime) if caller is not None else None
+    subagent = caller(run_id, runtime, os.getpid()) if caller is not None else None
     if subagent:
         raise DeclarationError(
             run_id,

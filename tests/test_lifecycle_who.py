@@ -123,12 +123,17 @@ def test_no_agent_above_is_a_clear_refusal(env, tmp_path) -> None:
 # -- subagents -------------------------------------------------------------------------
 
 
-def _hook(module: str, event: str, payload: dict, run: agentspool.Spawn, silent) -> None:
+def _hook(
+    module: str, event: str, payload: dict, run: agentspool.Spawn, silent, *, agent: int = 0
+) -> None:
+    """The hook as the CLI runs it. The agent process is this test's process (Codex: the
+    hook's parent; Claude Code: ``CLAUDE_PID``), so ``_declare`` runs under it, as the
+    agent's shell commands do; ``agent`` names another process instead."""
     silent(
         subprocess.run(
             hook_argv(module, event),
             input=json.dumps(payload).encode(),
-            env={"PATH": "/usr/bin:/bin", **run.env},
+            env={"PATH": "/usr/bin:/bin", "CLAUDE_PID": str(agent or os.getpid()), **run.env},
             capture_output=True,
             check=False,
             timeout=60,
@@ -210,3 +215,28 @@ def test_without_hook_evidence_a_person_declares(runtime_dir, tmp_path) -> None:
     """No open lifecycle call in the spool (a person at a terminal): nothing to refuse."""
     run = agentspool.setup("codex", "parent-run", runtime_dir)
     assert _declare(run, tmp_path, "done", "--force").returncode == 0
+
+
+def test_a_person_at_another_terminal_declares_while_a_subagent_runs_one(
+    runtime_dir, tmp_path, silent
+) -> None:
+    """The subagent's open call says nothing about a command not run under the agent."""
+    agent = subprocess.Popen(["sleep", "300"])
+    try:
+        run = agentspool.setup("claude-code", "parent-run", runtime_dir)
+        command = "agentspool lifecycle done"
+        _hook(
+            "claude_code",
+            "PreToolUse",
+            _shell_call("c1", command, "sub1"),
+            run,
+            silent,
+            agent=agent.pid,
+        )
+        person = _declare(run, tmp_path, "blocked", "--reason", "waiting on review")
+        assert (person.returncode, person.stderr) == (0, "")
+    finally:
+        agent.kill()
+        agent.wait()
+    chat = agentspool.read_chat("claude-code", "parent-run", runtime_dir, ended=True)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "waiting on review")

@@ -129,10 +129,10 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         stem = os.path.splitext(transcript_path)[0]
         return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
 
-    def lifecycle_caller(self, run_id: str, runtime_dir: str) -> str | None:
+    def lifecycle_caller(self, run_id: str, runtime_dir: str, pid: int) -> str | None:
         """Who runs ``agentspool lifecycle`` in this run (ADR 0019): a subagent's
         ``PreToolUse`` carries ``agent_id`` (docs/providers/claude-code.md §3.9)."""
-        return declarer.lifecycle_caller(run_dir(runtime_dir, run_id))
+        return declarer.lifecycle_caller(run_dir(runtime_dir, run_id), pid)
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.install_hooks(scope, directory)

@@ -137,10 +137,10 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
     def untrust(self, config_home: str | None = None) -> bool:
         return _lifecycle.untrust(config_home)
 
-    def lifecycle_caller(self, run_id: str, runtime_dir: str) -> str | None:
+    def lifecycle_caller(self, run_id: str, runtime_dir: str, pid: int) -> str | None:
         """Who runs ``agentspool lifecycle`` in this run (ADR 0019): a sub-agent's hooks
         carry ``agent_id`` (docs/providers/codex.md §2, §5.9)."""
-        return declarer.lifecycle_caller(run_dir(runtime_dir, run_id))
+        return declarer.lifecycle_caller(run_dir(runtime_dir, run_id), pid)
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.install_hooks(scope, directory)

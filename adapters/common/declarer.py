@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.core import proc
 from agentspool.spool.read import read_all
 
 # `agentspool lifecycle`, `.venv/bin/agentspool lifecycle`, `python -m agentspool.cli.main
@@ -48,12 +49,16 @@ def _command(tool_input: Any) -> str:
     return ""
 
 
-def lifecycle_caller(run_dir: str) -> str | None:
-    """The ``agent_id`` of the newest shell call still open in the run's spool whose
-    command runs ``agentspool lifecycle``: ``""`` when the main agent made it, ``None``
-    when no such call is open (a person at a terminal, or hooks that did not fire)."""
+def lifecycle_caller(run_dir: str, pid: int) -> str | None:
+    """Who made the shell call that runs ``agentspool lifecycle`` as process ``pid``: the
+    ``agent_id`` of the newest such call still open in the run's spool (``""``: the main
+    agent), or ``None`` when no such call is open (a script that runs it, Claude Code's
+    ``!`` shell mode) or ``pid`` does not run under the run's agent process (a person at
+    another terminal naming the run)."""
     open_calls: dict[str, str] = {}  # tool_use_id -> agent_id, in spool order
+    agent_pid = 0
     for record in read_all(run_dir):
+        agent_pid = record.agent_pid or agent_pid
         if record.event not in _OPENS_OR_CLOSES:
             continue
         call = _decode(record)
@@ -65,5 +70,7 @@ def lifecycle_caller(run_dir: str) -> str | None:
             open_calls.pop(call.tool_use_id, None)
             open_calls[call.tool_use_id] = call.agent_id
     if not open_calls:
+        return None
+    if agent_pid and all(p.pid != agent_pid for p in proc.ancestors(pid)):
         return None
     return next(reversed(open_calls.values()))
