@@ -354,7 +354,7 @@ def declare(
         raise DeclarationError(run_id, f"no such run in {runtime}")
     provider = runs.provider_of(runtime, run_id, registry.names())
     caller = getattr(registry.load(provider), "lifecycle_caller", None) if provider else None
-    subagent = caller(run_id, runtime, os.getpid()) if caller is not None else None
+    subagent = caller(run_id, runtime, os.getpid(), os.environ) if caller is not None else None
     if subagent:
         raise DeclarationError(
             run_id,
@@ -396,10 +396,17 @@ def declare(
 def _run_of_this_agent(runtime: str) -> str:
     """The run of the agent this command runs under, when no wrapper named it: the
     nearest ancestor process whose installed-hook run (``<provider>-<pid>-<start
-    ticks>``) is in ``runtime`` (an agent started by hand, ``agentspool install``)."""
+    ticks>``) is in ``runtime`` (an agent started by hand, ``agentspool install``); else
+    the run an adapter finds from its CLI's own variables in this environment
+    (``own_run``: a sandbox can hide the agent process from its commands)."""
     from agentspool.core import runs
 
     found = runs.agent_runs(runtime, registry.names(), os.getpid())
+    if not found:
+        for provider in registry.names():
+            own_run = getattr(registry.load(provider), "own_run", None)
+            if own_run is not None:
+                found += own_run(runtime, os.environ)
     if len(found) == 1:
         return found[0]
     if found:

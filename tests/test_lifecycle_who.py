@@ -240,3 +240,60 @@ def test_a_person_at_another_terminal_declares_while_a_subagent_runs_one(
         agent.wait()
     chat = agentspool.read_chat("claude-code", "parent-run", runtime_dir, ended=True)
     assert (chat.task_state, chat.task_reason) == ("blocked", "waiting on review")
+
+
+# -- Codex: the environment it gives every shell command -------------------------------
+
+SESSION = "01a23063-3ca5-7d52-bd66-38eaacab5143"
+CHILD = "01a23063-3db4-7e63-b2e0-cb6388558b4d"
+
+
+def test_a_codex_sub_agents_thread_is_refused_from_its_environment(runtime_dir, tmp_path):
+    """Codex names the thread running the command (a sub-agent's own id) and the root
+    session: they differ in a sub-agent, whatever the spool holds."""
+    run = agentspool.setup("codex", "parent-run", runtime_dir)
+    child = agentspool.Spawn(
+        args=[], env={**run.env, "CODEX_SESSION_ID": SESSION, "CODEX_THREAD_ID": CHILD}
+    )
+    refused = _declare(child, tmp_path, "done", "--force")
+    assert refused.returncode == 4
+    assert f"a subagent ({CHILD}) cannot declare" in refused.stderr
+    root = agentspool.Spawn(
+        args=[], env={**run.env, "CODEX_SESSION_ID": SESSION, "CODEX_THREAD_ID": SESSION}
+    )
+    assert _declare(root, tmp_path, "done", "--force").returncode == 0
+    assert ledger.lifecycle(run.run_dir).task_state == "done"
+
+
+def test_a_sandboxed_codex_command_finds_its_hand_started_run_by_session(env, tmp_path, silent):
+    """Codex's sandbox runs the command in a pid namespace of its own: no ancestor is the
+    Codex process. The session it names is in the hooks of the run that is."""
+    agent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; subprocess.run(sys.argv[1:], check=True)",
+            *hook_argv("codex", "SessionStart", installed=True),
+        ],
+        env=env,
+        stdin=subprocess.PIPE,
+    )
+    agent.communicate(
+        json.dumps({"session_id": SESSION, "hook_event_name": "SessionStart"}).encode(), timeout=60
+    )
+    [run_id] = os.listdir(_runtime(env))
+    assert run_id.startswith(f"codex-{agent.pid}-")
+    other = os.path.join(_runtime(env), "codex-1-2")  # another session's run
+    os.mkdir(other, 0o700)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentspool.cli.main", "lifecycle", "blocked", "--reason", "key"],
+        env={**env, "CODEX_SESSION_ID": SESSION, "CODEX_THREAD_ID": SESSION},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == f"run {run_id}: blocked: key\n"
+    assert ledger.read(other) == []

@@ -10,6 +10,7 @@ call, so its ``PreToolUse`` is in the spool, still without a ``PostToolUse`` (AD
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -49,16 +50,46 @@ def _command(tool_input: Any) -> str:
     return ""
 
 
+def _outside(agent_pid: int, seen_ns: int, pid: int) -> bool:
+    """``pid`` provably does not run under the agent process: that process is in view
+    (the one the spool saw, not a reused pid) and is not among ``pid``'s ancestors. A
+    sandboxed command may not see it at all (Codex's sandbox runs commands in a pid
+    namespace of their own): then nothing is proven."""
+    if proc.same_process(agent_pid, seen_ns) is None:
+        return False
+    return all(p.pid != agent_pid for p in proc.ancestors(pid))
+
+
+def run_with_session(runtime_dir: str, prefix: str, session_id: str) -> list[str]:
+    """The runs named ``<prefix>…`` whose spool names ``session_id`` (a byte search: a
+    session id is a uuid, found verbatim in the payloads that carry it)."""
+    needle = b'"' + session_id.encode() + b'"'
+    found = []
+    try:
+        names = sorted(n for n in os.listdir(runtime_dir) if n.startswith(prefix))
+    except OSError:
+        return []
+    for name in names:
+        try:
+            records = read_all(os.path.join(runtime_dir, name))
+        except OSError:
+            continue
+        if any(needle in record.payload for record in records):
+            found.append(name)
+    return found
+
+
 def lifecycle_caller(run_dir: str, pid: int) -> str | None:
     """Who made the shell call that runs ``agentspool lifecycle`` as process ``pid``: the
     ``agent_id`` of the newest such call still open in the run's spool (``""``: the main
     agent), or ``None`` when no such call is open (a script that runs it, Claude Code's
-    ``!`` shell mode) or ``pid`` does not run under the run's agent process (a person at
-    another terminal naming the run)."""
+    ``!`` shell mode) or ``pid`` provably does not run under the run's agent process (a
+    person at another terminal naming the run)."""
     open_calls: dict[str, str] = {}  # tool_use_id -> agent_id, in spool order
-    agent_pid = 0
+    agent_pid, seen_ns = 0, 0
     for record in read_all(run_dir):
-        agent_pid = record.agent_pid or agent_pid
+        if record.agent_pid:
+            agent_pid, seen_ns = record.agent_pid, record.mono_ns
         if record.event not in _OPENS_OR_CLOSES:
             continue
         call = _decode(record)
@@ -71,6 +102,6 @@ def lifecycle_caller(run_dir: str, pid: int) -> str | None:
             open_calls[call.tool_use_id] = call.agent_id
     if not open_calls:
         return None
-    if agent_pid and all(p.pid != agent_pid for p in proc.ancestors(pid)):
+    if agent_pid and _outside(agent_pid, seen_ns, pid):
         return None
     return next(reversed(open_calls.values()))
