@@ -24,6 +24,7 @@ from agentspool.core.seam import (
     InstallReport,
     InstallScope,
     Message,
+    Session,
     Spawn,
     Trust,
 )
@@ -86,6 +87,12 @@ class ScriptedAdapter(SpoolMethods):
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         raise UnsupportedError(self.name, "has no settings to install hooks into")
+
+    def sessions(self, since: float) -> list[Session]:
+        return []  # a scripted fake keeps no files of its own
+
+    def read_session(self, session: Session) -> Chat:
+        return self.read_chat(session.session_id, "", session.transcript_path)
 
     def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         raise UnsupportedError(self.name, "has no settings to install hooks into")

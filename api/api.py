@@ -49,14 +49,31 @@ def providers() -> list[str]:
     return registry.names()
 
 
-def list_runs(runtime_dir: str | None = None, *, include_ended: bool = False) -> list[RunSummary]:
-    """Every run in the runtime dir that is live (``include_ended``: ended ones too), one
-    ``RunSummary`` each, most urgent first: waiting on the operator (longest first), then
-    working, then idle, then ended."""
+RECENT_SESSIONS = 3600.0
+"""``list_runs`` shows sessions no hook armed whose transcript changed this recently."""
+
+
+def list_runs(
+    runtime_dir: str | None = None, *, include_ended: bool = False, sessions: bool = True
+) -> list[RunSummary]:
+    """Every run that is live (``include_ended``: ended ones too), one ``RunSummary``
+    each, most urgent first: waiting on the operator (longest first), then working,
+    then idle, then ended.
+
+    Runs are the runtime dir's (armed by a wrapper or by installed hooks) and, with
+    ``sessions``, the sessions the CLIs' own files show that no run covers (their
+    ``run_id`` is ``""``): a live one is listed whenever its process is known to run; one
+    whose process is not known (only its transcript changed in the last
+    ``RECENT_SESSIONS`` seconds) only with ``include_ended``.
+    """
+    import time
+
     from agentspool.core import runs
+    from agentspool.core.reader import read_session
 
     runtime = _runtime(runtime_dir)
     found = []
+    covered: set[str] = set()
     for ref in runs.run_dirs(runtime, registry.names()):
         if not ref.provider:
             continue  # a dir no registered adapter can read
@@ -64,8 +81,23 @@ def list_runs(runtime_dir: str | None = None, *, include_ended: bool = False) ->
             chat = read_chat(ref.provider, ref.run_id, runtime)
         except TranscriptGoneError:
             chat = read_chat(ref.provider, ref.run_id, runtime, "", ended=True)
+        covered |= {chat.transcript_id, chat.transcript_path} - {""}
         if chat.state != "ended" or include_ended:
             found.append(runs.summarize(ref.provider, ref.run_id, chat))
+    since = time.time() - RECENT_SESSIONS
+    for provider in registry.names() if sessions else ():
+        adapter = registry.load(provider)
+        if not adapter.capabilities.discovers_sessions:
+            continue
+        for session in adapter.sessions(since):
+            if session.session_id in covered or session.transcript_path in covered:
+                continue
+            try:
+                chat = read_session(adapter, session)
+            except TranscriptGoneError:
+                continue  # deleted between the listing and the read
+            if (chat.state != "ended" and chat.process == "alive") or include_ended:
+                found.append(runs.summarize(provider, "", chat))
     return runs.by_urgency(found)
 
 

@@ -80,6 +80,23 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--run-id", required=True, help="the run's id (letters, digits, . _ -)")
         p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
 
+    def transcript_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--transcript",
+            default=None,
+            metavar="PATH",
+            help="default: the transcript the run's own evidence names (locate_transcript)",
+        )
+
+    def trust_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--trust",
+            choices=get_args(agentspool.Trust),
+            default=get_args(agentspool.Trust)[0],
+            help="for a CLI whose hooks must be trusted: add its bypass flag, or record the "
+            "trust in its config (see README) (default: %(default)s)",
+        )
+
     def json_arg(p: argparse.ArgumentParser, what: str) -> None:
         p.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 
@@ -92,13 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run_args(p)
     json_arg(p, "the Spawn (args, env, settings_path, run_dir)")
-    p.add_argument(
-        "--trust",
-        choices=get_args(agentspool.Trust),
-        default=get_args(agentspool.Trust)[0],
-        help="for a CLI whose hooks must be trusted: add its bypass flag, or record the "
-        "trust in its config (see README) (default: %(default)s)",
-    )
+    trust_arg(p)
     p.add_argument(
         "--config-home",
         default=None,
@@ -140,12 +151,7 @@ def _parser() -> argparse.ArgumentParser:
         "Compose the run's state from its spool, transcript and native status.",
     )
     run_args(p)
-    p.add_argument(
-        "--transcript",
-        default=None,
-        metavar="PATH",
-        help="default: the transcript the run's own evidence names (locate_transcript)",
-    )
+    transcript_arg(p)
     p.add_argument(
         "--transcript-only",
         action="store_true",
@@ -179,12 +185,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the agent CLI to execute (default: the provider's command on PATH)",
     )
-    p.add_argument(
-        "--trust",
-        choices=get_args(agentspool.Trust),
-        default=get_args(agentspool.Trust)[0],
-        help="as for setup (default: %(default)s)",
-    )
+    trust_arg(p)
     p.add_argument("cli_args", nargs="*", metavar="CLI_ARGS", help="the agent CLI's own arguments")
     p.set_defaults(func=_cmd_run)
 
@@ -211,12 +212,7 @@ def _parser() -> argparse.ArgumentParser:
         "evidence.",
     )
     run_args(p)
-    p.add_argument(
-        "--transcript",
-        default=None,
-        metavar="PATH",
-        help="default: the transcript the run's own evidence names (locate_transcript)",
-    )
+    transcript_arg(p)
     p.add_argument(
         "--last",
         type=int,
@@ -435,8 +431,9 @@ def _ls_line(run: agentspool.RunSummary, now: float) -> str:
         options = " / ".join(o.label for o in run.pending_dialog.options)
         waits = f"  asks: {run.pending_dialog.prompt}" + (f" [{options}]" if options else "")
     title = f"  {run.title}" if run.title else ""
+    name = run.run_id or f"(no hooks) {run.session_id[:12]}"
     return (
-        f"{run.provider:<12} {run.run_id:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
+        f"{run.provider:<12} {name:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
     ).rstrip()
 
 

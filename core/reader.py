@@ -12,7 +12,7 @@ unchanged from what the adapter composed.
 from __future__ import annotations
 
 from agentspool.core.ledger import Lifecycle
-from agentspool.core.seam import Adapter, Chat, Evidence
+from agentspool.core.seam import Adapter, Chat, Evidence, Session
 
 
 def read_run(
@@ -57,4 +57,15 @@ def read_run(
                 + (f": {life.task_reason}" if life.task_reason else ""),
             )
         )
+    return chat
+
+
+def read_session(adapter: Adapter, session: Session) -> Chat:
+    """A session no run covers, from what its CLI keeps; ``ended`` once its process is
+    gone (the same rule as ``read_run``)."""
+    chat = adapter.read_session(session)
+    if chat.process == "gone":
+        chat.state = "ended"
+        detail = f"the agent process {chat.pid} is gone"
+        chat.evidence = [Evidence(source="core:lifecycle", detail=detail), *chat.evidence]
     return chat

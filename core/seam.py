@@ -70,6 +70,7 @@ __all__ = [
     "PendingApproval",
     "PendingDialog",
     "ProcessState",
+    "Session",
     "SourceDrift",
     "Spawn",
     "TaskState",
@@ -103,6 +104,20 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     install_scopes: tuple[InstallScope, ...] = ()
     """Where ``install`` can arm hooks once for every run of the CLI: in the user's own
     settings (``user``), in a project's (``project``). Empty: not supported."""
+    discovers_sessions: bool = False
+    """``sessions`` finds the CLI's sessions from its own files (no hooks armed), and
+    ``read_session`` reads one from what the CLI itself keeps."""
+
+
+class Session(msgspec.Struct, frozen=True, kw_only=True):
+    """A session the CLI's own files show (``Adapter.sessions``): armed or not."""
+
+    session_id: str
+    transcript_path: str
+    pid: int = 0
+    """The agent process, when the CLI's files name it (0: they do not)."""
+    process: ProcessState = "unknown"
+    cwd: str = ""
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -389,6 +404,18 @@ class Adapter(Protocol):
 
     def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         """Remove exactly what ``install`` added (found by our hook command)."""
+        ...
+
+    def sessions(self, since: float) -> list[Session]:
+        """Sessions the CLI's own files show: every one whose process is alive, and
+        those whose transcript changed at or after ``since`` (epoch seconds). ``[]``
+        without ``capabilities.discovers_sessions``."""
+        ...
+
+    def read_session(self, session: Session) -> Chat:
+        """A session's state from what the CLI itself keeps (transcript, native status),
+        for a session no hook spool covers. Raises ``TranscriptGoneError`` as
+        ``read_chat`` does."""
         ...
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:

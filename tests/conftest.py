@@ -21,6 +21,15 @@ import agentspool
 from agentspool.spool.read import SpoolReader, SpoolRecord
 
 
+@pytest.fixture(autouse=True)
+def _private_cli_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """Nothing under test reads the machine's own CLI homes (``ls`` discovers sessions
+    from ``$CLAUDE_CONFIG_DIR`` and ``$CODEX_HOME``): each test gets empty private ones."""
+    root = tmp_path_factory.mktemp("cli-homes")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(root / "codex"))
+
+
 @pytest.fixture
 def runtime_dir(tmp_path: Path) -> str:
     """A private (0700) runtime dir of this user, unique to the test."""

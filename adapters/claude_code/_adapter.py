@@ -49,11 +49,12 @@ from agentspool.core.seam import (
     InstallReport,
     InstallScope,
     ProcessState,
+    Session,
     SourceDrift,
     Spawn,
     Trust,
 )
-from agentspool.errors import UnsupportedError
+from agentspool.errors import TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -103,7 +104,10 @@ def _complete(
 class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     name: ClassVar[str] = "claude-code"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        live_signals=True, native_status=True, install_scopes=("user", "project")
+        live_signals=True,
+        native_status=True,
+        install_scopes=("user", "project"),
+        discovers_sessions=True,
     )
     executable: ClassVar[str] = "claude"
 
@@ -164,6 +168,37 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             if path:
                 watched.append(_signals.native_path(path, pid))
         return tuple(watched)
+
+    def sessions(self, since: float) -> list[Session]:
+        from agentspool.adapters.claude_code._sessions import sessions
+
+        return sessions(since)
+
+    def read_session(self, session: Session) -> Chat:
+        """The transcript and the native status file (no spool: no hooks armed)."""
+        if not os.path.exists(session.transcript_path):
+            raise TranscriptGoneError(session.session_id, session.transcript_path)
+        pid = session.pid
+        native = _signals.native_drift()
+        status, gone = _signals.read_native(session.transcript_path, pid, native)
+        view = self._read_view(session.session_id, "", session.transcript_path)
+        parser = view.parser
+        return compose_chat(
+            view.merger.state(_signals.native_events(status, gone, pid)),
+            parser.messages,
+            transcript_id=parser.session_id,
+            transcript_path=session.transcript_path,
+            usage=parser.usage,
+            complete_pending=lambda p: _complete(p, parser.open_tools),
+            drift=Drift(
+                cli_version=parser.cli_version,
+                transcript=parser.drift.snapshot(parser.corrupt),
+                native=native.snapshot(),
+            ),
+            cwd=session.cwd,
+            pid=pid,
+            process=process_state(pid, gone) if pid else "unknown",
+        )
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)

@@ -186,6 +186,7 @@ class HookTranslator:
 class NativeStatus(msgspec.Struct):
     pid: int = 0
     sessionId: str = ""  # noqa: N815 - the CLI's field names
+    cwd: str = ""
     procStart: str = ""  # noqa: N815
     entrypoint: str = ""
     status: str = ""

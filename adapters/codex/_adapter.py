@@ -35,6 +35,8 @@ ends the run: SIGKILL fires no hook and writes no rollout record.
 
 from __future__ import annotations
 
+import glob
+import os
 import time
 from collections.abc import Mapping
 from typing import ClassVar
@@ -63,6 +65,7 @@ from agentspool.core.seam import (
     InstallReport,
     InstallScope,
     ProcessState,
+    Session,
     SourceDrift,
     Spawn,
     Trust,
@@ -125,7 +128,7 @@ SESSION_ENV = "CODEX_SESSION_ID"
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        live_signals=True, hook_trust=True, install_scopes=("user",)
+        live_signals=True, hook_trust=True, install_scopes=("user",), discovers_sessions=True
     )
     executable: ClassVar[str] = "codex"
 
@@ -180,6 +183,26 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
         follower = ZstFollower if transcript_path.endswith(".zst") else JsonlFollower
         thread_id = thread_id_from_path(transcript_path)
         return TranscriptView(follower(transcript_path, run_id), lambda: RolloutParser(thread_id))
+
+    def sessions(self, since: float) -> list[Session]:
+        """Rollouts changed at or after ``since``
+        (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…``). Codex keeps no status file: a
+        session's process is not known from its files, so its state is the rollout's."""
+        base = os.path.join(_lifecycle.codex_home(), "sessions")
+        found = []
+        for pattern in ("rollout-*.jsonl", "rollout-*.jsonl.zst"):
+            for path in glob.glob(os.path.join(glob.escape(base), "*", "*", "*", pattern)):
+                thread = thread_id_from_path(path)
+                try:
+                    recent = os.stat(path).st_mtime >= since
+                except OSError:
+                    continue
+                if thread and recent:
+                    found.append(Session(session_id=thread, transcript_path=path))
+        return found
+
+    def read_session(self, session: Session) -> Chat:
+        return self.read_chat(session.session_id, "", session.transcript_path)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)

@@ -45,11 +45,12 @@ def _agentspool(env: dict[str, str], *args: str) -> Any:
 def _wait_run(
     env: dict[str, str], what: str, predicate: Callable[[dict[str, Any]], bool], timeout=45.0
 ) -> dict[str, Any]:
-    """Poll ``agentspool ls --json --all`` until the one run satisfies ``predicate``."""
+    """Poll ``agentspool ls --json --all`` until the one armed run (a run id: the hooks
+    named it) satisfies ``predicate``. Sessions no hook saw (the warm-up) have none."""
     deadline = time.monotonic() + timeout
     runs: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        runs = _agentspool(env, "ls", "--json", "--all")
+        runs = [r for r in _agentspool(env, "ls", "--json", "--all") if r["run_id"]]
         if len(runs) == 1 and predicate(runs[0]):
             return runs[0]
         time.sleep(0.2)
