@@ -33,8 +33,8 @@ exit status:
   {EXIT_ERROR}    an error; one line on stderr says what and where
   {EXIT_USAGE}    bad usage
   {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read)
-  {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run,
-       uncommitted changes without --force)
+  {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run, a
+       subagent declaring, uncommitted changes without --force)
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
 """
@@ -227,13 +227,20 @@ def _parser() -> argparse.ArgumentParser:
         "lifecycle",
         "declare the run's task state: active, blocked (with a reason) or done",
         "Declare the task state of a run: the agent itself runs this from inside its "
-        "session (the run comes from $AGENTSPOOL_RUN_ID, which setup/run provide), or a "
-        "person names the run. An exact repeat records nothing and says so. Process exit "
-        "never means done.",
+        "session (the run comes from $AGENTSPOOL_RUN_ID, which setup/run provide, else "
+        "from the agent process above this command, whose installed hooks made its run), "
+        "or a person names the run. Only the run's main agent declares: a subagent is "
+        "refused. An exact repeat records nothing and says so. Process exit never means "
+        "done.",
     )
     p.add_argument("task_state", choices=get_args(agentspool.TaskState), help="the task state")
     p.add_argument("--reason", default="", help="why the task is blocked (required for blocked)")
-    p.add_argument("--run-id", default=None, help="the run (default: $AGENTSPOOL_RUN_ID)")
+    p.add_argument(
+        "--run-id",
+        default=None,
+        help="the run (default: $AGENTSPOOL_RUN_ID, else the run of the agent process "
+        "this command runs under)",
+    )
     p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
     p.add_argument(
         "--force",
