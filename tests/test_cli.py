@@ -15,7 +15,18 @@ from unsafe_dirs import CASES, make_unsafe
 from agentspool import __version__
 from agentspool.cli.main import main
 
-COMMANDS = ["setup", "sig", "sweep", "read", "run", "ls", "explain", "lifecycle", "untrust"]
+COMMANDS = [
+    "setup",
+    "sig",
+    "sweep",
+    "read",
+    "run",
+    "ls",
+    "explain",
+    "lifecycle",
+    "untrust",
+    "demo",
+]
 
 
 def test_setup_json_has_exactly_the_spawn_fields(runtime_dir, capsys):
