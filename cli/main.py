@@ -559,7 +559,17 @@ def _positive(text: str) -> float:
 DEMO_END_HOLD = 3.0  # seconds the view stays on the ended runs
 
 
+def _leave_on(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
+    import signal
+
+    # A closed terminal (SIGHUP) or a kill (SIGTERM) unwinds like Ctrl-C does, so the
+    # replay still stops its agents and removes its temporary dir.
+    signal.signal(signal.SIGHUP, _leave_on)
+    signal.signal(signal.SIGTERM, _leave_on)
     with agentspool.DemoReplay(speed=args.speed) as demo:
         if args.no_view or args.json:
             _demo_transitions(demo, as_json=args.json)

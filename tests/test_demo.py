@@ -236,3 +236,18 @@ def test_ctrl_c_on_the_view_exits_130_and_leaves_nothing(tmp_path: Path) -> None
         pane.kill()
     assert os.listdir(temp) == []
     assert _processes_under(temp) == []
+
+
+def test_a_closed_terminal_still_removes_everything(tmp_path: Path) -> None:
+    """tmux's kill-server hangs up on the demo (SIGHUP), as closing a terminal does."""
+    pane, temp = _demo_pane(tmp_path)
+    try:
+        pane.wait_for("working", timeout=60)
+        assert os.listdir(temp) != []
+    finally:
+        pane.kill()
+    deadline = time.monotonic() + 20
+    while (os.listdir(temp) or _processes_under(temp)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert os.listdir(temp) == []
+    assert _processes_under(temp) == []
