@@ -67,6 +67,8 @@ class _Live:
     steps: list[dict[str, Any]]
     commands: dict[str, str]
     env: dict[str, str]
+    hook_env: dict[str, str]
+    """What the CLI adds to each hook's environment (the script's ``hook_env``)."""
     process: subprocess.Popen[bytes] | None = None
     status_path: str = ""
     started: dict[str, Any] = field(default_factory=dict)
@@ -78,19 +80,20 @@ def _load(script: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return header, steps
 
 
-def _claude_commands(settings_path: str) -> dict[str, str]:
+def _settings_commands(settings_path: str) -> dict[str, str]:
+    """The hooks of a rendered settings file (``{"hooks": {Event: [{"hooks": [...]}]}}``)."""
     with open(settings_path, encoding="utf-8") as fh:
         settings = json.load(fh)
     return {
         event: handler["command"]
-        for event, groups in settings["hooks"].items()
+        for event, groups in settings.get("hooks", {}).items()
         for group in groups
         for handler in group["hooks"]
     }
 
 
-def _codex_commands(args: list[str]) -> dict[str, str]:
-    """The ``-c hooks.<Event>=[…]`` overrides ``setup`` renders, read as Codex reads TOML."""
+def _override_commands(args: list[str]) -> dict[str, str]:
+    """The ``-c hooks.<Event>=[…]`` config overrides ``setup`` renders, read as TOML."""
     commands = {}
     for flag, value in itertools.pairwise(args):
         if flag != "-c" or not value.startswith("hooks."):
@@ -193,17 +196,15 @@ class DemoReplay:
             provider = header["provider"]
             run = DemoRun(script, provider, f"demo-{script}", header["title"])
             spawn = setup(provider, run.run_id, self.runtime_dir)
-            commands = (
-                _claude_commands(spawn.settings_path)
-                if provider == "claude-code"
-                else _codex_commands(spawn.args)
-            )
+            commands = _settings_commands(spawn.settings_path) or _override_commands(spawn.args)
             env = {
                 "PATH": "/usr/bin:/bin",
                 "HOME": os.path.join(self.agents_root, "home"),
                 **spawn.env,
             }
-            self._live.append(_Live(run, _substitute(steps, names), commands, env))
+            self._live.append(
+                _Live(run, _substitute(steps, names), commands, env, header.get("hook_env", {}))
+            )
         for index, live in enumerate(self._live):
             live.process = subprocess.Popen(
                 [sys.executable, "-I", "-m", f"{__package__}._agent"],
@@ -254,11 +255,8 @@ class DemoReplay:
             return
         if kind == "hook":
             payload = step["payload"]
-            env = dict(live.env)
-            if live.run.provider == "claude-code":
-                # What Claude Code puts in every hook's environment.
-                env["CLAUDE_PID"] = str(process.pid)
-                env["CLAUDE_CODE_SESSION_ID"] = payload.get("session_id", "")
+            names = {"{pid}": str(process.pid), "{session_id}": payload.get("session_id", "")}
+            env = {**live.env, **_substitute(live.hook_env, names)}
             op = {
                 "op": "hook",
                 "command": live.commands[step["event"]],

@@ -144,6 +144,9 @@ def script(name: str) -> str:
     root = _root(steps)
     slug = re.sub(r"[^A-Za-z0-9]", "-", root + "/work")
     header = {"provider": provider, "title": title, "capture": f"tests/live/captures/{relative}"}
+    if provider == "claude-code":
+        # What Claude Code puts in every hook's environment (docs/providers/claude-code.md).
+        header["hook_env"] = {"CLAUDE_PID": "{pid}", "CLAUDE_CODE_SESSION_ID": "{session_id}"}
     lines = [json.dumps(header)]
     _mark_holds(steps)
     steps.append({"at": steps[-1]["at"], "op": "exit", "hold": True})
