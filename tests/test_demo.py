@@ -203,14 +203,17 @@ def test_the_demo_shows_every_state_on_screen_and_leaves_nothing(tmp_path: Path)
         while "demo exited" not in screen and time.monotonic() < deadline:
             screen = pane.screen()
             for line in screen.splitlines():
-                match = re.match(r"^(claude-code|codex)\s+(demo-\S+)\s+(\S+)", line)
-                if match:
-                    state = match.group(3)
+                run = re.search(
+                    r"\bdemo-(?:claude-permission|claude-question|codex-approval)\b", line
+                )
+                state = re.search(r"\b(idle|working|needs_input|question|ended)\b", line)
+                if run and state:
+                    shown = state.group(1)
                     if "approve Bash" in line:
-                        state += " approve"
-                    if "asks: Which color do you prefer?" in line:
-                        state += " asks"
-                    seen.add((match.group(2), state))
+                        shown += " approve"
+                    if "Which color do you prefer?" in line:
+                        shown += " asks"
+                    seen.add((run.group(0), shown))
             agents_seen = agents_seen or bool(_processes_under(temp))
             time.sleep(0.1)
         assert "demo exited 0" in screen, screen
