@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from agentspool.adapters import registry
 from agentspool.core.reducer import Step
+from agentspool.core.replay import Transition
 from agentspool.core.seam import Adapter, Chat, InstallReport, InstallScope, Spawn, TaskState, Trust
-from agentspool.errors import DeclarationError, TranscriptGoneError, UnsupportedError
+from agentspool.errors import (
+    AgentspoolError,
+    DeclarationError,
+    TranscriptGoneError,
+    UnsupportedError,
+)
 from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 
@@ -29,16 +35,22 @@ __all__ = [
     "DEFAULT_MIN_IDLE",
     "Declaration",
     "Explanation",
+    "Replay",
+    "TidyReport",
+    "TidyRun",
+    "Transition",
     "declare",
     "install",
     "list_runs",
     "locate_transcript",
     "providers",
     "read_chat",
+    "replay",
     "run",
     "setup",
     "spool_sig",
     "sweep_spools",
+    "tidy",
     "uninstall",
     "untrust",
 ]
@@ -278,7 +290,8 @@ def run(
 
     from agentspool.core import ledger
     from agentspool.core.events import RunEnded
-    from agentspool.core.runs import PROVIDER_FILE
+    from agentspool.spool.layout import PROVIDER_FILE
+    from agentspool.spool.write import LEDGER_FILE
 
     adapter = registry.load(provider)
     command = executable or adapter.executable
@@ -316,7 +329,7 @@ def run(
         RunEnded(exit_status=status, transcript_path=transcript, at=time.time(), source="core:run"),
     )
     if not keep:
-        _sweep_evidence(directory, keep={ledger.LEDGER_FILE, PROVIDER_FILE})
+        _sweep_evidence(directory, keep={LEDGER_FILE, PROVIDER_FILE})
     return status
 
 
@@ -469,3 +482,205 @@ def explain(
         reducer.TRACE.reset(token)
     chat.messages = []
     return Explanation(provider=provider, run_id=run_id, chat=chat, steps=steps)
+
+
+TidyVerdict = Literal["remove", "keep", "busy"]
+
+
+class TidyRun(msgspec.Struct, frozen=True, kw_only=True):
+    """One run as ``tidy`` judged it."""
+
+    run_id: str
+    provider: str
+    verdict: TidyVerdict
+    """``remove`` (with ``dry_run``: would remove), ``keep``, or ``busy``: judged
+    removable, but written to while tidy took it, so left alone."""
+    why: str
+
+
+class TidyReport(msgspec.Struct, kw_only=True):
+    """What ``tidy`` did (or, with ``dry_run``, would do)."""
+
+    dry_run: bool
+    removed: list[str]
+    """The runs removed (``dry_run``: that would be)."""
+    archived: list[str]
+    """The removed runs whose evidence and ledger went to the archive."""
+    runs: list[TidyRun]
+    """Every run tidy looked at, in name order, with why it is removed or kept."""
+
+
+def tidy(
+    runtime_dir: str | None = None, *, dry_run: bool = True, archive: str | None = None
+) -> TidyReport:
+    """Remove the runs that are finished: the latest declaration is ``done`` and the run
+    ended — its ledger records the end (``RunEnded``), or its agent process is gone.
+
+    Never a run whose latest declaration is ``active`` or ``blocked``, never one never
+    declared (process exit never means done), never one whose agent process still runs,
+    never one whose ledger holds records this version cannot read. ``dry_run`` (the
+    default) only reports. The removal is the sweep's (ADR 0015): each run is judged under
+    the sweep lock, then taken only if nothing was written to it since; with ``archive``
+    its spool, ledger and provider file are moved there first (ADR 0018).
+    """
+    from agentspool.core import runs
+    from agentspool.spool.sweep import sweep_spools as sweep
+
+    runtime = _runtime(runtime_dir)
+    names = registry.names()
+    providers = {ref.run_id: ref.provider for ref in runs.run_dirs(runtime, names)}
+    fresh: dict[str, Adapter] = {}
+    judged: dict[str, TidyRun] = {}
+
+    def select(run_id: str, path: str) -> bool:
+        provider = providers.get(run_id, "")
+        try:
+            why, removable = _tidy_judgement(provider, run_id, runtime, path, fresh)
+        except (AgentspoolError, OSError) as exc:
+            # One unreadable run (another user's, opened up, damaged) is kept and named;
+            # it must not stop the others from being judged.
+            why, removable = f"cannot be read: {exc}", False
+        judged[run_id] = TidyRun(
+            run_id=run_id, provider=provider, verdict="remove" if removable else "keep", why=why
+        )
+        return removable
+
+    report = sweep(runtime, (), min_idle=0.0, dry_run=dry_run, archive=archive, select=select)
+    for run_id in report.busy:
+        before = judged.get(run_id)
+        judged[run_id] = TidyRun(
+            run_id=run_id,
+            provider=providers.get(run_id, ""),
+            verdict="busy",
+            why="written to while tidy took it; left alone"
+            + (f" (it was: {before.why})" if before else ""),
+        )
+    return TidyReport(
+        dry_run=dry_run,
+        removed=report.removed,
+        archived=report.archived,
+        runs=[judged[run_id] for run_id in sorted(judged)],
+    )
+
+
+def _tidy_judgement(
+    provider: str, run_id: str, runtime: str, path: str, fresh: dict[str, Adapter]
+) -> tuple[str, bool]:
+    """(why, whether the run is finished and may go)."""
+    from agentspool.core import ledger
+
+    life = ledger.lifecycle(path)
+    if life.undecodable:
+        return f"its ledger holds {life.undecodable} records this version cannot read", False
+    if life.declared is None:
+        return "its task state was never declared (process exit never means done)", False
+    if life.task_state != "done":
+        reason = f": {life.task_reason}" if life.task_reason else ""
+        return f"its latest declaration is {life.task_state}{reason}", False
+    if not provider:
+        return "done, but no registered adapter reads it (its agent process is unknown)", False
+    adapter = fresh.get(provider)
+    if adapter is None:
+        # A fresh adapter: tidy must not fill (or read stale) the shared read caches.
+        adapter = fresh[provider] = type(registry.load(provider))()
+    transcript = adapter.locate_transcript(run_id, runtime)
+    try:
+        chat = adapter.read_chat(run_id, runtime, transcript)
+    except TranscriptGoneError:
+        chat = adapter.read_chat(run_id, runtime, "")
+    if chat.process == "alive":
+        return f"done, but its agent process {chat.pid} still runs", False
+    if life.ended is not None:
+        status = life.ended.exit_status
+        return "done, and the run ended" + (
+            f" (exit status {status})" if status is not None else ""
+        ), True
+    if chat.process == "gone":
+        return f"done, and its agent process {chat.pid} is gone", True
+    return "done, but nothing shows its agent process ended", False
+
+
+class Replay(msgspec.Struct, kw_only=True):
+    """A run's history (``agentspool replay``)."""
+
+    provider: str
+    run_id: str
+    run_dir: str
+    """Where the evidence was read: the run dir, or its copy in the archive."""
+    archived: bool
+    events: int
+    """Canonical events folded: the traced read's plus the ledger's."""
+    transitions: list[Transition]
+    transcript_gone: str = ""
+    """The transcript the evidence names, if it no longer exists (then the spool and the
+    ledger alone were replayed)."""
+
+
+def replay(run_id: str, runtime_dir: str | None = None, *, archive: str | None = None) -> Replay:
+    """Replay a run's evidence through the one reducer: every transition (a step after
+    which the chat state, activity or task state changed) with its time and source.
+
+    The evidence is the run's spool, transcript and status file, read by a fresh adapter
+    with every fold traced (as ``explain`` does), and its ledger; with ``archive``, the
+    latest copy of the run a sweep or ``tidy`` archived there. Writes nothing: what a
+    read says is recomputed from evidence, never stored, so a replay cannot roll a newer
+    state back (ADR 0018). Raises ``RunNotFoundError`` if there is no such run.
+    """
+    import time
+
+    from agentspool.core import ledger, reducer, runs
+    from agentspool.core.replay import transitions
+    from agentspool.errors import RunNotFoundError
+    from agentspool.spool.layout import check_run_id
+
+    check_run_id(run_id)
+    names = registry.names()
+    if archive is not None:
+        history = os.path.join(archive, run_id)
+        copies = runs.run_dirs(history, names)
+        if not copies:
+            raise RunNotFoundError(run_id, f"the archive {archive}")
+        latest = max(copies, key=lambda ref: _archive_order(ref.run_id))
+        where, name = history, latest.run_id
+        provider = latest.provider or runs.provider_named(run_id, names)
+    else:
+        where, name = _runtime(runtime_dir), run_id
+        found = [ref for ref in runs.run_dirs(where, names) if ref.run_id == run_id]
+        if not found:
+            raise RunNotFoundError(run_id, f"the runtime dir {where}")
+        provider = found[0].provider
+    if not provider:
+        raise UnsupportedError(run_id, "no registered adapter reads this run")
+    directory = run_dir(where, name)
+    events = ledger.read(directory)
+    life = ledger.fold(events)
+    adapter = type(registry.load(provider))()
+    transcript = adapter.locate_transcript(name, where)
+    if not transcript and life.ended is not None:
+        transcript = life.ended.transcript_path  # its spool may be swept since
+    gone_transcript = ""
+    steps: list[Step] = []
+    token = reducer.TRACE.set(steps)
+    try:
+        try:
+            chat = adapter.read_chat(name, where, transcript)
+        except TranscriptGoneError:
+            gone_transcript, steps[:] = transcript, []
+            chat = adapter.read_chat(name, where, "")
+    finally:
+        reducer.TRACE.reset(token)
+    gone = f"the agent process {chat.pid} is gone" if chat.process == "gone" else ""
+    return Replay(
+        provider=provider,
+        run_id=run_id,
+        run_dir=directory,
+        archived=archive is not None,
+        events=len(steps) + len(events),
+        transitions=transitions(steps, events, gone=gone, gone_at=time.time()),
+        transcript_gone=gone_transcript,
+    )
+
+
+def _archive_order(stamp: str) -> tuple[int, ...]:
+    """``<seconds>[.<n>]`` in the order the sweeps made them."""
+    return tuple(int(part) if part.isdigit() else -1 for part in stamp.split("."))

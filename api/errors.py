@@ -105,3 +105,12 @@ class DeclarationError(AgentspoolError, ValueError):
         super().__init__(f"run {run_id!r}: {problem}" if run_id else problem)
         self.run_id = run_id
         self.problem = problem
+
+
+class RunNotFoundError(AgentspoolError, LookupError):
+    """No such run where it was looked for (``replay``: the runtime dir or the archive)."""
+
+    def __init__(self, run_id: str, where: str) -> None:
+        super().__init__(f"run {run_id!r}: not found in {where}")
+        self.run_id = run_id
+        self.where = where

@@ -306,6 +306,44 @@ def _parser() -> argparse.ArgumentParser:
     json_arg(p, "each state change (no screen): one object per line")
     p.set_defaults(func=_cmd_demo)
 
+    p = command(
+        "tidy",
+        "remove finished runs: declared done, and ended (dry run unless --yes)",
+        "Remove the runs whose latest task declaration is done and that ended: the ledger "
+        "records the run's end, or the agent process is gone. Never a run declared active "
+        "or blocked after, never one never declared (process exit never means done), never "
+        "one whose agent process still runs. Without --yes, prints what it would do.",
+    )
+    p.add_argument("--yes", action="store_true", help="remove them (default: only report)")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--archive",
+        default=None,
+        metavar="DIR",
+        help="move each removed run's spool, ledger and provider file here first "
+        "(agentspool replay --archive reads them)",
+    )
+    json_arg(p, "the TidyReport (dry_run, removed, archived, runs: run_id, verdict, why)")
+    p.set_defaults(func=_cmd_tidy)
+
+    p = command(
+        "replay",
+        "show the transitions a run's evidence and ledger made, with time and source",
+        "Fold the run's evidence again — its spool, transcript and status file, read "
+        "afresh, and its ledger — through the one reducer, and print each transition: a "
+        "step after which the chat state, activity or task state changed. Writes nothing.",
+    )
+    p.add_argument("run_id", metavar="RUN_ID", help="the run's id")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--archive",
+        default=None,
+        metavar="DIR",
+        help="read the run's latest copy in this archive (sweep/tidy --archive) instead",
+    )
+    json_arg(p, "the Replay (provider, run_id, run_dir, archived, events, transitions)")
+    p.set_defaults(func=_cmd_replay)
+
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
     p.add_argument(
@@ -487,6 +525,53 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     version = chat.drift.cli_version or "not stated"
     print(f"parse counters (CLI version {version}): {chat.drift.describe() or 'nothing unknown'}")
     print(f"transcript: {chat.transcript_path or '(not located yet)'}")
+    return EXIT_OK
+
+
+def _cmd_tidy(args: argparse.Namespace) -> int:
+    report = agentspool.tidy(args.runtime_dir, dry_run=not args.yes, archive=args.archive)
+    if args.json:
+        _print_json(report)
+        return EXIT_OK
+    verbs = {"remove": "would remove" if report.dry_run else "removed", "keep": "keep"}
+    for run in report.runs:
+        verb = verbs.get(run.verdict, run.verdict)
+        print(f"{verb:<12} {run.run_id:<28} {run.why}")
+    archived = f", archived in {args.archive}" if report.archived else ""
+    if report.dry_run:
+        more = "; agentspool tidy --yes removes them" if report.removed else ""
+        print(f"would remove {len(report.removed)} of {len(report.runs)} runs{more}")
+    else:
+        print(f"removed {len(report.removed)} of {len(report.runs)} runs{archived}")
+    return EXIT_OK
+
+
+def _when(at: float) -> str:
+    import time
+
+    if not at:
+        return "-" * 12
+    return time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1000) % 1000:03d}"
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    found = agentspool.replay(args.run_id, args.runtime_dir, archive=args.archive)
+    if args.json:
+        _print_json(found)
+        return EXIT_OK
+    where = "the archive" if found.archived else "the runtime dir"
+    print(
+        f"{found.run_id} ({found.provider}), from {where}: {found.run_dir}; "
+        f"{found.events} events folded, {len(found.transitions)} transitions"
+    )
+    if found.transcript_gone:
+        print(f"  (transcript gone: {found.transcript_gone}; spool and ledger only)")
+    for t in found.transitions:
+        task = t.task_state + (f" ({t.task_reason})" if t.task_reason else "")
+        print(
+            f"  {_when(t.at)}  {t.channel:<8} {t.source:<28} {t.event:<28} "
+            f"-> {t.state}/{t.activity}, task {task}"
+        )
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ keeps its declared task state after it ends.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
@@ -19,9 +20,8 @@ from agentspool.core import reducer
 from agentspool.core.events import RunEnded, TaskStateDeclared
 from agentspool.core.seam import TaskState
 from agentspool.spool.read import read_all
-from agentspool.spool.write import append_record
+from agentspool.spool.write import LEDGER_FILE, append_record
 
-LEDGER_FILE = "ledger.spool"
 _RECORD = "Ledger"
 
 LedgerEvent = TaskStateDeclared | RunEnded
@@ -45,6 +45,7 @@ def append(run_dir: str, event: LedgerEvent) -> None:
 
 
 def read(run_dir: str) -> list[LedgerEvent]:
+    """The ledger's events in append order (undecodable records left out)."""
     events, _ = _read(run_dir)
     return events
 
@@ -65,21 +66,39 @@ def lifecycle(run_dir: str) -> Lifecycle:
     if not os.path.exists(os.path.join(run_dir, LEDGER_FILE)):
         return Lifecycle()
     events, bad = _read(run_dir)
+    return fold(events, undecodable=bad)
+
+
+def fold(events: Iterable[LedgerEvent], *, undecodable: int = 0) -> Lifecycle:
+    """What the ledger says after ``events``: the last of ``replayed``."""
+    life = Lifecycle(undecodable=undecodable)
+    for _, after in replayed(events, undecodable=undecodable):
+        life = after
+    return life
+
+
+def replayed(
+    events: Iterable[LedgerEvent], *, undecodable: int = 0
+) -> Iterator[tuple[LedgerEvent, Lifecycle]]:
+    """Each event with what the ledger says once it is folded (``agentspool replay``)."""
     state = reducer.INITIAL
     declared: TaskStateDeclared | None = None
     ended: RunEnded | None = None
     for event in events:
         if isinstance(event, RunEnded):
             ended = event
-            continue
-        after = reducer.step(state, event)
-        if after is not state:
-            declared = event
-        state = after
-    return Lifecycle(
-        task_state=state.task_state,
-        task_reason=state.task_reason,
-        declared=declared,
-        ended=ended,
-        undecodable=bad,
-    )
+        else:
+            after = reducer.step(state, event)
+            if after is not state:
+                declared = event
+            state = after
+        yield (
+            event,
+            Lifecycle(
+                task_state=state.task_state,
+                task_reason=state.task_reason,
+                declared=declared,
+                ended=ended,
+                undecodable=undecodable,
+            ),
+        )

@@ -16,10 +16,9 @@ import msgspec
 
 from agentspool.core.seam import Chat, ChatState, PendingApproval, PendingDialog, TaskState
 from agentspool.errors import RuntimeDirError
-from agentspool.spool.layout import private_dir_problem
+from agentspool.spool.layout import PROVIDER_FILE, private_dir_problem
 from agentspool.spool.write import run_id_problem
 
-PROVIDER_FILE = "provider"
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # Most urgent first: waiting on the operator, then working, then idle, then ended.
@@ -54,9 +53,15 @@ def _provider_of(dir_fd: int, name: str, providers: list[str]) -> str:
             written = fh.read(256).decode("utf-8", "replace").strip()
         if written in providers:
             return written
+    return provider_named(name, providers)
+
+
+def provider_named(run_id: str, providers: Iterable[str]) -> str:
+    """The provider a run id names (``<provider>-…``, as installed hooks name runs), or
+    ``""``."""
     # Longest first: a provider name may be a prefix of another's.
     for provider in sorted(providers, key=len, reverse=True):
-        if name.startswith(provider + "-"):
+        if run_id.startswith(provider + "-"):
             return provider
     return ""
 

@@ -14,8 +14,14 @@ Guarantees (``tests/spool/test_sweep.py``, ``tests/spool/test_sweep_race.py``):
 * one sweep at a time per runtime dir (a filelock, imported here only: its import
   alone costs ~50 ms, which hooks must never pay);
 * idempotent: a second sweep with the same arguments removes nothing more;
-* ``archive``: the run's ``events.spool`` is moved there first, for replay history, under
-  a name no other archived spool has (never overwritten).
+* ``archive``: the run's evidence — ``events.spool``, its ledger (``ledger.spool``) and
+  its ``provider`` file — is moved there first, into ``<archive>/<run>/<seconds>[.<n>]/``,
+  a dir no other sweep made (never overwritten). An archived run is laid out like a run
+  dir, so the ledger fold and ``replay`` read it as they read a live one (ADR 0018);
+* ``select``: a caller that removes only some runs (``tidy``) is asked about each run
+  outside ``keep`` under the sweep lock, after the stat the take re-checks: evidence
+  written after its answer keeps the run (busy). ``_take`` locks the ledger as well as the
+  spool, so a declaration racing the take is either seen or refused, never lost.
 """
 
 from __future__ import annotations
@@ -27,12 +33,22 @@ import shutil
 import stat
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from agentspool.spool.layout import DEFAULT_MIN_IDLE, SWEEP_LOCK, TRASH_PREFIX, ensure_runtime_dir
+from agentspool.spool.layout import (
+    DEFAULT_MIN_IDLE,
+    PROVIDER_FILE,
+    SWEEP_LOCK,
+    TRASH_PREFIX,
+    ensure_runtime_dir,
+)
 from agentspool.spool.signature import entry_stats
-from agentspool.spool.write import EVENTS_FILE, SWEEP_MARK, run_id_problem
+from agentspool.spool.write import EVENTS_FILE, LEDGER_FILE, SWEEP_MARK, run_id_problem
+
+ARCHIVED_FILES = (EVENTS_FILE, LEDGER_FILE, PROVIDER_FILE)
+"""What an archived run keeps: its evidence, its ledger and whose run it was."""
+_LOCKED_FILES = (EVENTS_FILE, LEDGER_FILE)
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # An open-file-description lock: a long-lived process that also reads the run (and closes
@@ -62,7 +78,11 @@ def sweep_spools(
     dry_run: bool = False,
     archive: str | None = None,
     now: float | None = None,
+    select: Callable[[str, str], bool] | None = None,
 ) -> SweepReport:
+    """``select(run_id, run_path)``: when given, a run outside ``keep`` is removed only if
+    it answers True (asked under the sweep lock, after the snapshot the take re-checks);
+    a run it declines is reported ``kept``."""
     from filelock import FileLock
 
     runtime_dir = ensure_runtime_dir(runtime_dir)
@@ -73,11 +93,10 @@ def sweep_spools(
             name = entry.name
             if name.startswith(TRASH_PREFIX) and entry.is_dir(follow_symlinks=False):
                 if not dry_run:
-                    spool = os.path.join(entry.path, EVENTS_FILE)
-                    if archive is not None and _is_file(spool):
+                    if archive is not None:
                         # A sweep stopped between the rename and the archive.
                         run = name[len(TRASH_PREFIX) :].rsplit("-", 2)[0]
-                        _archive_spool(spool, archive, f"{run}.{int(time.time())}")
+                        _archive_run(entry.path, archive, run, int(time.time()))
                     shutil.rmtree(entry.path, ignore_errors=True)
                 report.trash_finished += 1
                 continue
@@ -97,6 +116,11 @@ def sweep_spools(
                 if not dry_run:
                     _clear_mark(entry.path)
                 continue
+            if select is not None and not select(name, entry.path):
+                report.kept.append(name)
+                if not dry_run:
+                    _clear_mark(entry.path)
+                continue
             if dry_run:
                 report.removed.append(name)
                 continue
@@ -107,11 +131,8 @@ def sweep_spools(
             if not _take(entry.path, before, trash):
                 report.busy.append(name)
                 continue
-            if archive is not None:
-                spool = os.path.join(trash, EVENTS_FILE)
-                if _is_file(spool):
-                    _archive_spool(spool, archive, f"{name}.{int(clock)}")
-                    report.archived.append(name)
+            if archive is not None and _archive_run(trash, archive, name, int(clock)):
+                report.archived.append(name)
             shutil.rmtree(trash, ignore_errors=True)
             report.removed.append(name)
     return report
@@ -126,10 +147,15 @@ def _take(path: str, before: list[tuple[str, int, int, int]], trash: str) -> boo
     """
     dir_fd = os.open(path, _DIR_FLAGS)
     try:
-        spool_fd = _open_spool(dir_fd)
+        locked: list[int] = []
         try:
-            if spool_fd >= 0 and not _lock_nowait(spool_fd):
-                return False  # an append holds the lock: the run is being written
+            for name in _LOCKED_FILES:
+                fd = _open_spool(dir_fd, name)
+                if fd < 0:
+                    continue
+                locked.append(fd)
+                if not _lock_nowait(fd):
+                    return False  # an append holds the lock: the run is being written
             mode = stat.S_IMODE(os.fstat(dir_fd).st_mode) & ~SWEEP_MARK
             os.fchmod(dir_fd, mode | SWEEP_MARK)
             try:
@@ -142,18 +168,18 @@ def _take(path: str, before: list[tuple[str, int, int, int]], trash: str) -> boo
             os.fchmod(dir_fd, mode)
             return False
         finally:
-            if spool_fd >= 0:
-                os.close(spool_fd)  # releases the lock: waiting appends now see the mark
+            for fd in locked:
+                os.close(fd)  # releases the lock: waiting appends now see the mark
     finally:
         os.close(dir_fd)
 
 
-def _open_spool(dir_fd: int) -> int:
+def _open_spool(dir_fd: int, name: str = EVENTS_FILE) -> int:
     """A write descriptor on the run's spool (to lock it), or -1 where no append can
     open it either: missing (the first append creates it after the mark is set, and so
     refuses), unreadable to us, or a symlink (appends never follow one)."""
     try:
-        return os.open(EVENTS_FILE, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        return os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except (FileNotFoundError, PermissionError):
         return -1
     except OSError as exc:
@@ -190,27 +216,40 @@ def _clear_mark(path: str) -> None:
         os.close(fd)
 
 
-def _archive_spool(spool: str, archive: str, stem: str) -> None:
-    """Move ``spool`` into ``archive`` as ``<stem>[.<n>].spool``, never over another file:
-    the same run id can be set up and swept again within the same second."""
-    os.makedirs(archive, mode=0o700, exist_ok=True)
+def _archive_run(taken: str, archive: str, run: str, seconds: int) -> bool:
+    """Move the evidence of the run dir ``taken`` (a trash dir) into a new dir
+    ``<archive>/<run>/<seconds>[.<n>]``; False if it held none. Never into a dir that
+    exists: the same run id can be set up and swept again within the same second, and
+    two runtime dirs may share one archive (``mkdir`` is the exclusive claim)."""
+    present = [name for name in ARCHIVED_FILES if _is_file(os.path.join(taken, name))]
+    if not present:
+        return False
+    history = os.path.join(archive, run)
+    os.makedirs(history, mode=0o700, exist_ok=True)
     n = 0
     while True:
-        target = os.path.join(archive, f"{stem}.{n}.spool" if n else f"{stem}.spool")
+        target = os.path.join(history, f"{seconds}.{n}" if n else str(seconds))
         n += 1
         try:
-            os.link(
-                spool, target, follow_symlinks=False
-            )  # refuses an existing name, which rename would replace
+            os.mkdir(target, 0o700)
         except FileExistsError:
             continue
-        except OSError:  # another filesystem, or no hard links there: copy, exclusively
-            try:
-                _copy_exclusive(spool, target)
-            except FileExistsError:
-                continue
-        os.unlink(spool)
-        return
+        break
+    for name in present:
+        _move_exclusive(os.path.join(taken, name), os.path.join(target, name))
+    return True
+
+
+def _move_exclusive(source: str, target: str) -> None:
+    """Move ``source`` to ``target``, which must not exist: a hard link where it can
+    (refuses an existing name, which rename would replace), else an exclusive copy."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError:  # another filesystem, or no hard links there
+        _copy_exclusive(source, target)
+    os.unlink(source)
 
 
 def _is_file(path: str) -> bool:

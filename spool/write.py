@@ -25,6 +25,8 @@ TAIL_BYTES = MAX_PAYLOAD - HEAD_BYTES
 FAULT_LOG_CAP = 64 * 1024
 MAGIC = b"\x1eAS1 "
 EVENTS_FILE = "events.spool"
+LEDGER_FILE = "ledger.spool"
+"""The run's ledger (``core/ledger.py``), framed like the spool and appended the same way."""
 # The run a hook writes to when its command names none (Codex: the command must be the
 # same for every run); ``setup`` puts these in ``Spawn.env``.
 RUNTIME_DIR_ENV = "AGENTSPOOL_RUNTIME_DIR"

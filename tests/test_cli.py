@@ -24,6 +24,8 @@ COMMANDS = [
     "ls",
     "explain",
     "lifecycle",
+    "tidy",
+    "replay",
     "untrust",
     "demo",
 ]

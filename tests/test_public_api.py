@@ -38,7 +38,9 @@ PINNED = [
     "Message",
     "PendingApproval",
     "PendingDialog",
+    "Replay",
     "RunIdError",
+    "RunNotFoundError",
     "RunSummary",
     "RuntimeDirError",
     "SessionDetail",
@@ -48,7 +50,10 @@ PINNED = [
     "StoreError",
     "SweepReport",
     "TaskState",
+    "TidyReport",
+    "TidyRun",
     "TranscriptGoneError",
+    "Transition",
     "Trust",
     "UnknownProviderError",
     "UnsupportedError",
@@ -62,10 +67,12 @@ PINNED = [
     "locate_transcript",
     "providers",
     "read_chat",
+    "replay",
     "run",
     "setup",
     "spool_sig",
     "sweep_spools",
+    "tidy",
     "uninstall",
     "untrust",
 ]
@@ -92,7 +99,7 @@ def test_every_name_resolves_and_every_function_says_what_it_does() -> None:
 def test_every_exception_is_one_tree() -> None:
     errors = [getattr(agentspool, n) for n in PINNED if n.endswith("Error")]
     assert all(issubclass(e, agentspool.AgentspoolError) for e in errors)
-    assert len(errors) == 11
+    assert len(errors) == 12
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from agentspool.core import ledger
+from agentspool.core.events import TaskStateDeclared
 from agentspool.spool import sweep as sweep_mod
 from agentspool.spool import write
 from agentspool.spool.read import SpoolReader
@@ -78,11 +80,24 @@ def test_idempotent(runtime_dir, runs):
 
 def test_archive_keeps_the_evidence(runtime_dir, runs, tmp_path):
     archive = tmp_path / "archive"
+    ledger.append(runs["c"].run_dir, TaskStateDeclared(task_state="done", at=1.0))
     report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive))
     assert (report.removed, report.archived) == (["c"], ["c"])
-    [kept] = list(archive.iterdir())
-    assert kept.name.startswith("c.")
-    assert kept.read_bytes().startswith(b"\x1eAS1 Stop ")
+    [kept] = list((archive / "c").iterdir())
+    assert sorted(os.listdir(kept)) == ["events.spool", "ledger.spool", "provider"]
+    assert (kept / "events.spool").read_bytes().startswith(b"\x1eAS1 Stop ")
+    assert ledger.lifecycle(str(kept)).task_state == "done"
+
+
+def test_a_run_with_only_its_ledger_left_is_archived(runtime_dir, runs, tmp_path):
+    """``agentspool run`` sweeps the spool when the CLI exits; the ledger stays."""
+    os.unlink(runs["c"].spool_path())
+    ledger.append(runs["c"].run_dir, TaskStateDeclared(task_state="done", at=1.0))
+    archive = tmp_path / "archive"
+    report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive))
+    assert report.archived == ["c"]
+    [kept] = list((archive / "c").iterdir())
+    assert sorted(os.listdir(kept)) == ["ledger.spool", "provider"]
 
 
 def test_archive_never_overwrites_a_run_swept_twice_in_one_second(
@@ -94,9 +109,10 @@ def test_archive_never_overwrites_a_run_swept_twice_in_one_second(
     again = make_claude_run(runtime_dir, "c")  # the same run id, set up again
     _append(again.run_dir, b'{"second":true}')
     sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive), now=frozen)
-    archived = sorted(p.name for p in archive.iterdir())
-    assert archived == [f"c.{int(frozen)}.1.spool", f"c.{int(frozen)}.spool"]
-    assert (archive / archived[0]).read_bytes().endswith(b'{"second":true}\n')
+    archived = sorted(p.name for p in (archive / "c").iterdir())
+    assert archived == [f"{int(frozen)}", f"{int(frozen)}.1"]
+    second = archive / "c" / archived[1] / "events.spool"
+    assert second.read_bytes().endswith(b'{"second":true}\n')
 
 
 def test_trash_of_a_crashed_sweep_is_archived_when_archiving(runtime_dir, runs, tmp_path):
@@ -105,9 +121,60 @@ def test_trash_of_a_crashed_sweep_is_archived_when_archiving(runtime_dir, runs, 
     archive = tmp_path / "archive"
     report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0, archive=str(archive))
     assert report.trash_finished == 1
-    [kept] = list(archive.iterdir())
-    assert kept.name.startswith("c.")
-    assert kept.read_bytes().startswith(b"\x1eAS1 Stop ")
+    [kept] = list((archive / "c").iterdir())
+    assert (kept / "events.spool").read_bytes().startswith(b"\x1eAS1 Stop ")
+
+
+def test_select_removes_only_what_it_accepts(runtime_dir, runs):
+    asked: list[str] = []
+
+    def select(run_id: str, path: str) -> bool:
+        asked.append(run_id)
+        assert path == os.path.join(runtime_dir, run_id)
+        return run_id == "b"
+
+    report = sweep_spools(runtime_dir, ["a"], min_idle=0, select=select)
+    assert (asked, report.removed, report.kept) == (["b", "c"], ["b"], ["a", "c"])
+    assert _names(runtime_dir) == ["a", "c", "faults.log"]
+
+
+def test_a_declaration_written_after_select_keeps_the_run(runtime_dir, runs):
+    """What ``select`` judged is re-checked by the take: a ledger append between its
+    answer and the rename keeps the run (busy), as a spool append does."""
+
+    def select(run_id: str, path: str) -> bool:
+        ledger.append(path, TaskStateDeclared(task_state="active", at=2.0))
+        return True
+
+    report = sweep_spools(runtime_dir, [], min_idle=0, select=select)
+    assert (report.removed, sorted(report.busy)) == ([], ["a", "b", "c"])
+    assert _names(runtime_dir) == ["a", "b", "c", "faults.log"]
+
+
+def test_the_take_holds_the_ledger_lock(runtime_dir, runs):
+    """A ledger append in flight (holding its lock) keeps the run, like a spool append."""
+    path = os.path.join(runs["c"].run_dir, "ledger.spool")
+    ledger.append(runs["c"].run_dir, TaskStateDeclared(task_state="done", at=1.0))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({path!r}, os.O_WRONLY)\n"
+            "fcntl.lockf(fd, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        report = sweep_spools(runtime_dir, ["a", "b"], min_idle=0)
+        assert (report.removed, report.busy) == ([], ["c"])
+    finally:
+        holder.communicate(b"")
+    assert sweep_spools(runtime_dir, ["a", "b"], min_idle=0).removed == ["c"]
 
 
 def test_leftover_trash_is_finished_and_never_read(runtime_dir, runs):

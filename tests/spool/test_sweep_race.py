@@ -120,7 +120,7 @@ def _fault_pids(text: str) -> list[int]:
 
 def _archived(archive: Path) -> list[bytes]:
     payloads = []
-    for path in archive.iterdir() if archive.exists() else []:
+    for path in sorted(archive.glob("*/*/events.spool")):
         records, _, damaged = parse_records(path.read_bytes())
         assert damaged == 0
         payloads += [r.payload for r in records]
