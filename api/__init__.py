@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from agentspool.core.store import SessionStore
+    from agentspool.demo import DemoReplay, DemoRun, DemoStep
     from agentspool.errors import (
         AgentspoolError,
         CompressedRolloutError,
@@ -129,6 +130,7 @@ _LAZY = {
         ],
         "agentspool.core.seam",
     ),
+    **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
     "SessionDetail": "agentspool.core.detail",
     "assemble_session_detail": "agentspool.core.detail",
     "SessionStore": "agentspool.core.store",
@@ -163,6 +165,9 @@ __all__ = [
     "Declaration",
     "DeclarationError",
     "DeltaParseError",
+    "DemoReplay",
+    "DemoRun",
+    "DemoStep",
     "DialogOption",
     "DialogQuestion",
     "Evidence",

@@ -288,6 +288,32 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(func=_cmd_install)
 
     p = command(
+        "demo",
+        "replay recorded Claude Code and Codex sessions and watch their states change",
+        "No agent CLI and no network needed: three recorded sessions (a Claude Code "
+        "permission prompt approved, a Claude Code question answered, a Codex approval) "
+        "are replayed in real time into a temporary runtime dir — through the real hooks, "
+        "the real transcript writes and Claude Code's status file — while a view shows "
+        "each run go idle, working, waiting on a permission prompt or a question, and end. "
+        "The view is `agentspool watch` where it exists, else `ls` redrawn once a second. "
+        "Everything it made is removed when it ends or on Ctrl-C.",
+    )
+    p.add_argument(
+        "--speed",
+        type=_positive,
+        default=1.0,
+        metavar="X",
+        help="play X times as fast (default: %(default)s)",
+    )
+    p.add_argument(
+        "--no-view",
+        action="store_true",
+        help="no screen: print one line per state change of a run instead",
+    )
+    json_arg(p, "each state change (no screen): one object per line")
+    p.set_defaults(func=_cmd_demo)
+
+    p = command(
         "tidy",
         "remove finished runs: declared done, and ended (dry run unless --yes)",
         "Remove the runs whose latest task declaration is done and that ended: the ledger "
@@ -604,6 +630,121 @@ def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
         f"agentspool: warning: {run_id}: {provider} {version} wrote records this "
         f"agentspool does not know (state may be incomplete): {chat.drift.describe()}"
     )
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return value
+
+
+DEMO_END_HOLD = 3.0  # seconds the view stays on the ended runs
+
+
+def _leave_on(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import signal
+
+    # A closed terminal (SIGHUP) or a kill (SIGTERM) unwinds like Ctrl-C does, so the
+    # replay still stops its agents and removes its temporary dir.
+    signal.signal(signal.SIGHUP, _leave_on)
+    signal.signal(signal.SIGTERM, _leave_on)
+    with agentspool.DemoReplay(speed=args.speed) as demo:
+        if args.no_view or args.json:
+            _demo_transitions(demo, as_json=args.json)
+        elif _has_command("watch"):
+            _demo_with_watch(demo, args.speed)
+        else:
+            _demo_with_ls(demo, args.speed)
+    return EXIT_OK
+
+
+def _demo_transitions(demo: agentspool.DemoReplay, *, as_json: bool) -> None:
+    """One line per state change of a run, read after each step the replay performs."""
+    last: dict[str, str] = {}
+
+    def on_step(step: agentspool.DemoStep) -> None:
+        run = step.run
+        chat = agentspool.read_chat(run.provider, run.run_id, demo.runtime_dir)
+        waits = ""
+        if chat.pending_approval is not None:
+            waits = f"approve {chat.pending_approval.tool_name}"
+        elif chat.pending_dialog is not None:
+            waits = f"{chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
+        shown = f"{chat.state} {waits}"
+        if last.get(run.run_id) == shown:
+            return
+        last[run.run_id] = shown
+        if as_json:
+            _print_json(
+                {
+                    "provider": run.provider,
+                    "run_id": run.run_id,
+                    "state": chat.state,
+                    "waits": waits,
+                }
+            )
+        else:
+            print(f"{run.provider:<12} {run.run_id:<28} {shown}".rstrip(), flush=True)
+
+    demo.play(None, on_step)
+
+
+def _has_command(name: str) -> bool:
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return name in sub.choices
+
+
+def _demo_with_watch(demo: agentspool.DemoReplay, speed: float) -> None:
+    import os
+    import subprocess
+
+    view = subprocess.Popen(
+        [sys.executable, "-m", "agentspool.cli.main", "watch", "--runtime-dir", demo.runtime_dir],
+        env={**os.environ, **demo.environment},
+    )
+    try:
+        demo.play()
+        demo.play(DEMO_END_HOLD / min(speed, 3.0))
+    finally:
+        view.terminate()
+        try:
+            view.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            view.kill()
+            view.wait()
+
+
+def _demo_with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
+    import time
+
+    def draw() -> None:
+        runs = agentspool.list_runs(demo.runtime_dir, include_ended=True, sessions=False)
+        now = time.time()
+        lines = [
+            "agentspool demo: recorded sessions replayed through the real hooks (Ctrl-C stops)",
+            "",
+            *(_ls_line(run, now) for run in runs),
+        ]
+        sys.stdout.write("\x1b[H\x1b[2J" + "\n".join(lines) + "\n")
+        sys.stdout.flush()
+
+    more = True
+    while more:
+        draw()
+        more = demo.play(1.0)
+    deadline = time.monotonic() + DEMO_END_HOLD / min(speed, 3.0)
+    while time.monotonic() < deadline:
+        draw()
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    draw()
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ COMMANDS = [
     "tidy",
     "replay",
     "untrust",
+    "demo",
 ]
 
 
