@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from agentspool.core.store import SessionStore
+    from agentspool.demo import DemoReplay, DemoRun, DemoStep
     from agentspool.errors import (
         AgentspoolError,
         CompressedRolloutError,
@@ -135,6 +136,7 @@ _LAZY = {
         ],
         "agentspool.core.seam",
     ),
+    **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
     "SessionDetail": "agentspool.core.detail",
     "assemble_session_detail": "agentspool.core.detail",
     "SessionStore": "agentspool.core.store",
@@ -169,6 +171,9 @@ __all__ = [
     "Declaration",
     "DeclarationError",
     "DeltaParseError",
+    "DemoReplay",
+    "DemoRun",
+    "DemoStep",
     "DialogOption",
     "DialogQuestion",
     "Evidence",

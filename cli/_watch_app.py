@@ -30,7 +30,15 @@ from agentspool import AgentspoolError, RunSummary
 from agentspool.cli.watch import Follower, _waits, ago
 
 # column → width (the last takes the rest)
-COLUMNS = (("provider", 12), ("run", 24), ("state", 12), ("task", 18), ("for", 5), ("title", 48))
+COLUMNS = (
+    ("provider", 12),
+    ("run", 24),
+    ("state", 12),
+    ("task", 14),
+    ("for", 5),
+    ("waits on", 40),
+    ("title", 40),
+)
 LAST_MESSAGES = 6
 STATE_STYLES = {
     "question": Style(color="magenta", bold=True),
@@ -120,6 +128,7 @@ class WatchApp(App[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
         Binding("enter", "evidence", "every folded event"),
         Binding("slash", "filter", "filter"),
         Binding("escape", "clear_filter", "clear filter", show=False),
@@ -134,6 +143,7 @@ class WatchApp(App[None]):
         self.rows: list[tuple[str, RunSummary, str]] = []
         self.selected = ""
         self.evidence_for = ""
+        self.interrupted = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -145,6 +155,14 @@ class WatchApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        import asyncio
+        import signal
+
+        # A kill or a closed terminal ends the app as q does, so the terminal is left
+        # as it was found (not in the alternate screen with echo off).
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(number, self.exit)
         self.title = "agentspool watch"
         self.query_one(RunList).focus()
         self.tick()
@@ -213,10 +231,18 @@ class WatchApp(App[None]):
         after = (
             _cell(task, widths["task"])
             + _cell(since, widths["for"])
+            + _cell(waits_on(run), widths["waits on"])
             + _cell(run.title, widths["title"])
             + run.cwd
         )
         return before, _cell(run.state, widths["state"]), after, STATE_STYLES.get(run.state)
+
+    def action_interrupt(self) -> None:
+        """Ctrl-C: the terminal's raw mode kept it from interrupting the foreground job,
+        so once the screen is restored it is delivered as the terminal would have —
+        SIGINT to the process group (a parent such as ``agentspool demo`` stops too)."""
+        self.interrupted = True
+        self.exit()
 
     def on_run_list_moved(self, message: RunList.Moved) -> None:
         if message.key != self.selected:
@@ -255,6 +281,17 @@ class WatchApp(App[None]):
             pane.update("no run selected" if self.rows else "no live runs")
             return
         pane.update("\n".join(detail_lines(run, self.follower.runtime_dir, self.evidence_for)))
+
+
+def waits_on(run: RunSummary) -> str:
+    """What the run waits on, in a line: the tool to approve, or the question asked."""
+    if run.pending_approval is not None:
+        command = run.pending_approval.tool_input.get("command", "")
+        shown = f": {command}" if isinstance(command, str) and command else ""
+        return f"approve {run.pending_approval.tool_name}{shown}"
+    if run.pending_dialog is not None:
+        return f"asks: {run.pending_dialog.prompt}"
+    return ""
 
 
 def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) -> list[str]:

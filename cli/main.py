@@ -33,8 +33,8 @@ exit status:
   {EXIT_ERROR}    an error; one line on stderr says what and where
   {EXIT_USAGE}    bad usage
   {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read)
-  {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run,
-       uncommitted changes without --force)
+  {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run, a
+       subagent declaring, uncommitted changes without --force)
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
 """
@@ -227,13 +227,20 @@ def _parser() -> argparse.ArgumentParser:
         "lifecycle",
         "declare the run's task state: active, blocked (with a reason) or done",
         "Declare the task state of a run: the agent itself runs this from inside its "
-        "session (the run comes from $AGENTSPOOL_RUN_ID, which setup/run provide), or a "
-        "person names the run. An exact repeat records nothing and says so. Process exit "
-        "never means done.",
+        "session (the run comes from $AGENTSPOOL_RUN_ID, which setup/run provide, else "
+        "from the agent process above this command, whose installed hooks made its run), "
+        "or a person names the run. Only the run's main agent declares: a subagent is "
+        "refused. An exact repeat records nothing and says so. Process exit never means "
+        "done.",
     )
     p.add_argument("task_state", choices=get_args(agentspool.TaskState), help="the task state")
     p.add_argument("--reason", default="", help="why the task is blocked (required for blocked)")
-    p.add_argument("--run-id", default=None, help="the run (default: $AGENTSPOOL_RUN_ID)")
+    p.add_argument(
+        "--run-id",
+        default=None,
+        help="the run (default: $AGENTSPOOL_RUN_ID, else the run of the agent process "
+        "this command runs under)",
+    )
     p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
     p.add_argument(
         "--force",
@@ -331,6 +338,32 @@ def _parser() -> argparse.ArgumentParser:
         help="with JSON lines: stop after SECONDS (default: until interrupted)",
     )
     p.set_defaults(func=_cmd_watch)
+
+    p = command(
+        "demo",
+        "replay recorded Claude Code and Codex sessions and watch their states change",
+        "No agent CLI and no network needed: three recorded sessions (a Claude Code "
+        "permission prompt approved, a Claude Code question answered, a Codex approval) "
+        "are replayed in real time into a temporary runtime dir — through the real hooks, "
+        "the real transcript writes and Claude Code's status file — while a view shows "
+        "each run go idle, working, waiting on a permission prompt or a question, and end. "
+        "The view is `agentspool watch` where it exists, else `ls` redrawn once a second. "
+        "Everything it made is removed when it ends or on Ctrl-C.",
+    )
+    p.add_argument(
+        "--speed",
+        type=_positive,
+        default=1.0,
+        metavar="X",
+        help="play X times as fast (default: %(default)s)",
+    )
+    p.add_argument(
+        "--no-view",
+        action="store_true",
+        help="no screen: print one line per state change of a run instead",
+    )
+    json_arg(p, "each state change (no screen): one object per line")
+    p.set_defaults(func=_cmd_demo)
 
     p = command(
         "tidy",
@@ -679,8 +712,129 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             return EXIT_OK
     from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
 
-    WatchApp(follower, bell=args.bell, on_wait=args.on_wait).run()
+    app = WatchApp(follower, bell=args.bell, on_wait=args.on_wait)
+    app.run()
+    if app.interrupted:
+        import os
+        import signal
+
+        os.killpg(os.getpgrp(), signal.SIGINT)  # raises KeyboardInterrupt here: exit 130
     return EXIT_OK
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return value
+
+
+DEMO_END_HOLD = 3.0  # seconds the view stays on the ended runs
+
+
+def _leave_on(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import signal
+
+    # A closed terminal (SIGHUP) or a kill (SIGTERM) unwinds like Ctrl-C does, so the
+    # replay still stops its agents and removes its temporary dir.
+    signal.signal(signal.SIGHUP, _leave_on)
+    signal.signal(signal.SIGTERM, _leave_on)
+    with agentspool.DemoReplay(speed=args.speed) as demo:
+        if args.no_view or args.json:
+            _demo_transitions(demo, as_json=args.json)
+        elif _has_command("watch"):
+            _demo_with_watch(demo, args.speed)
+        else:
+            _demo_with_ls(demo, args.speed)
+    return EXIT_OK
+
+
+def _demo_transitions(demo: agentspool.DemoReplay, *, as_json: bool) -> None:
+    """One line per state change of a run, read after each step the replay performs."""
+    last: dict[str, str] = {}
+
+    def on_step(step: agentspool.DemoStep) -> None:
+        run = step.run
+        chat = agentspool.read_chat(run.provider, run.run_id, demo.runtime_dir)
+        waits = ""
+        if chat.pending_approval is not None:
+            waits = f"approve {chat.pending_approval.tool_name}"
+        elif chat.pending_dialog is not None:
+            waits = f"{chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
+        shown = f"{chat.state} {waits}"
+        if last.get(run.run_id) == shown:
+            return
+        last[run.run_id] = shown
+        if as_json:
+            _print_json(
+                {
+                    "provider": run.provider,
+                    "run_id": run.run_id,
+                    "state": chat.state,
+                    "waits": waits,
+                }
+            )
+        else:
+            print(f"{run.provider:<12} {run.run_id:<28} {shown}".rstrip(), flush=True)
+
+    demo.play(None, on_step)
+
+
+def _has_command(name: str) -> bool:
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return name in sub.choices
+
+
+def _demo_with_watch(demo: agentspool.DemoReplay, speed: float) -> None:
+    import os
+    import subprocess
+
+    view = subprocess.Popen(
+        [sys.executable, "-m", "agentspool.cli.main", "watch", "--runtime-dir", demo.runtime_dir],
+        env={**os.environ, **demo.environment},
+    )
+    try:
+        demo.play()
+        demo.play(DEMO_END_HOLD / min(speed, 3.0))
+    finally:
+        view.terminate()
+        try:
+            view.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            view.kill()
+            view.wait()
+
+
+def _demo_with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
+    import time
+
+    def draw() -> None:
+        runs = agentspool.list_runs(demo.runtime_dir, include_ended=True, sessions=False)
+        now = time.time()
+        lines = [
+            "agentspool demo: recorded sessions replayed through the real hooks (Ctrl-C stops)",
+            "",
+            *(_ls_line(run, now) for run in runs),
+        ]
+        sys.stdout.write("\x1b[H\x1b[2J" + "\n".join(lines) + "\n")
+        sys.stdout.flush()
+
+    more = True
+    while more:
+        draw()
+        more = demo.play(1.0)
+    deadline = time.monotonic() + DEMO_END_HOLD / min(speed, 3.0)
+    while time.monotonic() < deadline:
+        draw()
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    draw()
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

@@ -64,6 +64,8 @@ class Follower:
     states: Sequence[str] = ()
     poll: RunPoll | None = None
     ticks: int = 0
+    ended_here: set[str] = field(default_factory=set)
+    """Runs seen to end while watching: they stay listed (last), so the end is seen."""
     _children: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def wanted(self, run: RunSummary) -> bool:
@@ -96,14 +98,23 @@ class Follower:
             if not any(r is not None and self.wanted(r) for r in (was, now)):
                 continue
             out.append(Change(key, was, now))
+            if was is not None and now is not None and now.state == "ended":
+                self.ended_here.add(key)
         return out
 
     def listed(self) -> list[RunSummary]:
-        """Live runs, most urgent first, as the filters allow."""
+        """Live runs, most urgent first, then those that ended while watching, as the
+        filters allow (what ``ls`` lists, and the ends this watch saw)."""
         if self.poll is None:
             return []
-        shown = [self.poll.runs[k] for k in self.poll.listed]
-        return [r for r in shown if r.state != "ended" and self.wanted(r)]
+        quiet = set(self.poll.quiet)
+        out = []
+        for key in self.poll.listed:
+            run = self.poll.runs[key]
+            live = run.state != "ended" and key not in quiet
+            if (live or key in self.ended_here) and self.wanted(run):
+                out.append(run)
+        return out
 
     def on_wait(self, run: RunSummary, command: str) -> None:
         """Run ``command`` (a shell line) with the run's JSON on stdin; never wait on it."""

@@ -90,6 +90,18 @@ def descendants(pid: int) -> list[Proc]:
     return out
 
 
+def ancestors(pid: int) -> list[Proc]:
+    """``pid``'s parent, its parent, … up to (not including) pid 1; stops at the first
+    one gone or unreadable."""
+    out: list[Proc] = []
+    proc = stat(pid)
+    while proc is not None and proc.ppid > 1 and len(out) < 256:
+        proc = stat(proc.ppid)
+        if proc is not None:
+            out.append(proc)
+    return out
+
+
 def argv(pid: int) -> list[str]:
     """``pid``'s argv (``[]`` if gone or unreadable)."""
     try:

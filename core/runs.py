@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from agentspool.core.proc import ancestors as proc_ancestors
 from agentspool.core.seam import Chat, ChatState, PendingApproval, PendingDialog, TaskState
 from agentspool.errors import RuntimeDirError
 from agentspool.spool.layout import PROVIDER_FILE, private_dir_problem
@@ -41,6 +42,19 @@ def write_provider(run_dir: str, provider: str) -> None:
     from agentspool.spool.files import write_private_file
 
     write_private_file(os.path.join(run_dir, PROVIDER_FILE), provider.encode() + b"\n")
+
+
+def provider_of(runtime_dir: str, run_id: str, providers: Iterable[str]) -> str:
+    """The provider of one run (its ``provider`` file, else its name); ``""`` if neither
+    says it or the run is not there."""
+    try:
+        root = os.open(runtime_dir.rstrip("/") or "/", _DIR)
+    except OSError:
+        return ""
+    try:
+        return _provider_of(root, run_id, list(providers))
+    finally:
+        os.close(root)
 
 
 def _provider_of(dir_fd: int, name: str, providers: list[str]) -> str:
@@ -90,6 +104,29 @@ def run_dirs(runtime_dir: str, providers: Iterable[str]) -> list[RunDir]:
         return sorted(found, key=lambda r: r.run_id)
     finally:
         os.close(root)
+
+
+def agent_runs(runtime_dir: str, providers: Iterable[str], pid: int) -> list[str]:
+    """The runs installed hooks created for the nearest ancestor of ``pid`` that has any:
+    ``<provider>-<pid>-<start ticks>`` (or, for a CLI's shared daemon, that name plus
+    ``-<session id>``). ``agentspool lifecycle`` run by an agent started by hand finds its
+    run this way: the agent process is an ancestor of every command it runs. ``[]`` when
+    no ancestor has a run."""
+    names = list(providers)
+    present = {entry.run_id for entry in run_dirs(runtime_dir, names)}
+    if not present:
+        return []
+    for proc in proc_ancestors(pid):
+        found = []
+        for provider in names:
+            exact = f"{provider}-{proc.pid}-{proc.started}"
+            if exact in present:
+                found.append(exact)
+            else:
+                found += sorted(n for n in present if n.startswith(exact + "-"))
+        if found:
+            return found
+    return []
 
 
 class RunSummary(msgspec.Struct, kw_only=True):

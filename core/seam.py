@@ -30,6 +30,15 @@ do not know, with the CLI version the transcript names: never fatal, never silen
 - ``ended``       the run reached a terminal outcome; set by core, never by an adapter
 
 Capabilities, not names: tests and core branch on ``Adapter.capabilities``.
+
+Optional members (looked up with ``getattr``; an adapter without them loses only that):
+``release_run(run_id)`` lets go of what it keeps per run; ``lifecycle_caller(run_id,
+runtime_dir, pid, environ) -> str | None`` says who runs ``agentspool lifecycle`` as
+process ``pid`` with ``environ`` in the run — the subagent's id, ``""`` for the main
+agent, ``None`` when its evidence cannot tell — so a subagent cannot declare its
+parent's task state; ``own_run(runtime_dir, environ) -> list[str]`` names the
+hand-started run of the agent whose command has ``environ``, from the CLI's own
+variables, when the process ancestry cannot (ADR 0019).
 """
 
 from __future__ import annotations

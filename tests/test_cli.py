@@ -28,6 +28,7 @@ COMMANDS = [
     "replay",
     "untrust",
     "watch",
+    "demo",
 ]
 
 

@@ -75,12 +75,6 @@ def test_blocked_without_a_reason_is_refused(armed, runtime_dir, tmp_path) -> No
     assert ledger.read(os.path.join(runtime_dir, "agent-run")) == []
 
 
-def test_no_run_is_a_clear_refusal(tmp_path) -> None:
-    proc = _lifecycle(["done"], {}, str(tmp_path))
-    assert proc.returncode == 4
-    assert "no run: pass --run-id" in proc.stderr and proc.stderr.count("\n") == 1
-
-
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-C", str(repo), *args],

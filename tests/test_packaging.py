@@ -121,6 +121,7 @@ def test_every_code_package_is_listed_in_pyproject():
             rel = init.parent.relative_to(root).parts
             found.add(".".join((dotted, *rel)))
     assert found - listed == set()
-    assert listed - found == set()
+    # Listed without an __init__.py: only folders of package data (no code to lose).
+    assert listed - found <= set(SETUPTOOLS["package-data"])
     for folder in CODE_FOLDERS:
         assert folder in package_dir.values()

@@ -102,12 +102,13 @@ def test_watch_shows_each_state_and_a_questions_options(
     # The list keeps the selected run; the question is at the top: go there (k, up).
     for _ in range(3):
         pane.send_keys("k")
-    screen = pane.wait_for("Which database?", timeout=SHOWN_WITHIN)
-    assert re.search(r"1\. Postgres", screen) and re.search(r"2\. SQLite", screen)
+    screen = pane.wait_for("1. Postgres", timeout=SHOWN_WITHIN)
+    assert "question: Which database?" in screen and "2. SQLite" in screen
+    assert "asks: Which database?" in _rows(screen)[0]  # what it waits on, in its row
 
     pane.send_keys("j")  # the next run down: beta, waiting on its approval
     screen = pane.wait_for("waiting for approval", timeout=SHOWN_WITHIN)
-    assert "Bash: ls" in screen and "Which database?" not in screen
+    assert "Bash: ls" in screen and "1. Postgres" not in screen
 
     pane.send_keys("Enter")  # every folded event for the selected run
     screen = pane.wait_for("events folded", timeout=SHOWN_WITHIN)

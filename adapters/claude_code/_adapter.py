@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import msgspec
 
 from agentspool.adapters.claude_code import _install, _lifecycle, _signals
 from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
+from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
@@ -131,6 +133,15 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         read each with ``read_chat``; its messages carry the subagent's ``agent_id``."""
         stem = os.path.splitext(transcript_path)[0]
         return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
+
+    def lifecycle_caller(
+        self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
+    ) -> str | None:
+        """Who runs ``agentspool lifecycle`` in this run (ADR 0019). A subagent's shell
+        command has its parent's environment (2.1.328: the same ``CLAUDE_PID`` and
+        ``CLAUDE_CODE_SESSION_ID``); its ``PreToolUse`` carries ``agent_id``
+        (docs/providers/claude-code.md §3.9)."""
+        return declarer.lifecycle_caller(run_dir(runtime_dir, run_id), pid)
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.install_hooks(scope, directory)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import glob
 import os
 import time
+from collections.abc import Mapping
 from typing import ClassVar
 
 import msgspec
@@ -50,6 +51,7 @@ from agentspool.adapters.codex._rollout import (
     dialog_for,
     thread_id_from_path,
 )
+from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.core.compose import compose_chat
@@ -118,6 +120,11 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
     return pending
 
 
+# What Codex 0.169.0 puts in every shell command's environment (docs/providers/codex.md §5.9).
+THREAD_ENV = "CODEX_THREAD_ID"
+SESSION_ENV = "CODEX_SESSION_ID"
+
+
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(
@@ -138,6 +145,29 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
 
     def untrust(self, config_home: str | None = None) -> bool:
         return _lifecycle.untrust(config_home)
+
+    def lifecycle_caller(
+        self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
+    ) -> str | None:
+        """Who runs ``agentspool lifecycle`` in this run (ADR 0019). Codex tells every
+        shell command its thread (``CODEX_THREAD_ID``, a sub-agent's own id, the
+        ``agent_id`` of its hooks) and the root session (``CODEX_SESSION_ID``): they
+        differ in a sub-agent (docs/providers/codex.md §5.9). Without them, the hooks:
+        a sub-agent's ``PreToolUse`` carries ``agent_id``."""
+        thread = environ.get(THREAD_ENV, "")
+        session = environ.get(SESSION_ENV, "")
+        if thread and session:
+            return "" if thread == session else thread
+        return declarer.lifecycle_caller(run_dir(runtime_dir, run_id), pid)
+
+    def own_run(self, runtime_dir: str, environ: Mapping[str, str]) -> list[str]:
+        """The hand-started run (installed hooks) of the Codex session whose command this
+        is, found by ``CODEX_SESSION_ID`` in the runs' hooks: a sandboxed command runs in
+        a pid namespace of its own, where the Codex process is not an ancestor."""
+        session = environ.get(SESSION_ENV, "")
+        if not session:
+            return []
+        return declarer.run_with_session(runtime_dir, self.name + "-", session)
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.install_hooks(scope, directory)

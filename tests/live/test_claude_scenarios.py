@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sysconfig
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ class Run(ScenarioRun):
     run_id: str
     spawn_args: list[str]
     run_dir: str
+    spawn_env: dict[str, str] = field(default_factory=dict)
     tui: claude.ClaudeTui | None = None
     last: Chat | None = None
     log: list[str] = field(default_factory=list)
@@ -111,13 +113,18 @@ class Run(ScenarioRun):
 
     # -- starting
     def start_tui(
-        self, *, permission_mode: str = "default", extra_args: tuple[str, ...] = ()
+        self,
+        *,
+        permission_mode: str = "default",
+        extra_args: tuple[str, ...] = (),
+        extra_env: dict[str, str] | None = None,
     ) -> claude.ClaudeTui:
         self.tui = claude.start_tui(
             self.h,
             self.srv.url,
             permission_mode=permission_mode,
             extra_args=[*self.spawn_args, *extra_args],
+            extra_env=extra_env,
         )
         self.tui.wait_ready()
         self.wait_hook("SessionStart")
@@ -254,6 +261,7 @@ def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[..., Run]]:
             run_id=run_id,
             spawn_args=list(spawn.args),
             run_dir=spawn.run_dir,
+            spawn_env=dict(spawn.env),
         )
         runs.append(run)
         return run
@@ -683,6 +691,118 @@ def test_background_subagent_permission_after_main_stop(make_run: Callable[..., 
     run.wait_native("idle")
     run.checkpoint("all done", is_idle_after_turn)
     assert (run.h.cwd / "sub.txt").read_text() == "sub\n"
+
+
+# The agent runs `agentspool` from its shell: the venv's bin dir on its PATH, the run in
+# its environment (Spawn.env), the command allowed without a prompt.
+REPO = Path(__file__).resolve().parents[2]
+AGENTSPOOL_PATH = f"{sysconfig.get_path('scripts')}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+DECLARE_BLOCKED = 'agentspool lifecycle blocked --reason "needs the API key"'
+
+
+def _declaring(command: str, call: str) -> api.Reply:
+    return api.Reply(
+        content=[
+            {
+                "type": "tool_use",
+                "id": call,
+                "name": "Bash",
+                "input": {"command": command, "description": "Declare the task state"},
+            }
+        ]
+    )
+
+
+def _declared(run: Run, call: str) -> dict[str, Any]:
+    """The end of the declaring Bash call (PostToolUse, or PostToolUseFailure when the
+    command exited non-zero): what the command printed."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for event in ("PostToolUse", "PostToolUseFailure"):
+            hits = run.hooks(event, where=lambda p: p.get("tool_use_id") == call)
+            if hits:
+                return hits[0]
+        time.sleep(0.1)
+    pytest.fail(f"the call {call} never ended\n{run.dump()}")
+
+
+def test_the_agent_declares_blocked_then_done_and_a_subagent_cannot(
+    make_run: Callable[..., Run],
+) -> None:
+    sub_prompt = f"{SUB_MARK}: declare the task done with `agentspool lifecycle done`."
+    run = make_run(
+        [
+            _declaring(DECLARE_BLOCKED, "toolu_declare_blocked_000001"),
+            api.text("I am blocked: I need the API key."),
+            api.tool_use(
+                "Agent",
+                {
+                    "description": "Declare done",
+                    "prompt": sub_prompt,
+                    "subagent_type": "general-purpose",
+                    "run_in_background": True,
+                },
+            ),
+            api.text("Agent launched; waiting for it."),
+            api.text("The subagent could not declare."),
+            _declaring("agentspool lifecycle done", "toolu_declare_done_00000001"),
+            api.text("Done."),
+        ],
+        routes={
+            "sub": [
+                _declaring("agentspool lifecycle done", "toolu_sub_declare_done_0001"),
+                api.text("I was refused."),
+            ]
+        },
+        router=_sub_router,
+    )
+    tui = run.start_tui(
+        extra_args=("--allowedTools", "Bash(agentspool lifecycle:*)"),
+        extra_env={**run.spawn_env, "PATH": AGENTSPOOL_PATH},
+    )
+    tui.submit("declare that you are blocked")
+    post = _declared(run, "toolu_declare_blocked_000001")
+    assert f"run {run.run_id}: blocked: needs the API key" in str(post.get("tool_response"))
+    chat = run.checkpoint("blocked declared", is_idle_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
+
+    tui.submit("let a subagent declare done")
+    run.wait_hook("SubagentStart")
+    post = _declared(run, "toolu_sub_declare_done_0001")
+    assert post.get("agent_id"), "the subagent's call carries its agent_id"
+    assert "cannot declare its parent's task state" in str(post), post
+    run.wait_hook("SubagentStop")
+    run.wait_hook("Stop", count=3)
+    chat = run.checkpoint("the subagent was refused", is_idle_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
+
+    tui.submit("declare that you are done")
+    post = _declared(run, "toolu_declare_done_00000001")
+    assert f"run {run.run_id}: done" in str(post.get("tool_response"))
+    chat = run.checkpoint("done declared", is_idle_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("done", "")
+
+
+def test_the_declare_slash_command_runs_the_declaration_without_a_prompt(
+    make_run: Callable[..., Run],
+) -> None:
+    """docs/agent/claude-command-declare.md as the user installs it: Claude Code expands
+    it into the prompt, and its allowed-tools lets the declaration run unprompted."""
+    run = make_run(
+        [_declaring(DECLARE_BLOCKED, "toolu_declare_blocked_000002"), api.text("Blocked.")]
+    )
+    commands = run.h.claude_dir / "commands"
+    commands.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "docs" / "agent" / "claude-command-declare.md", commands / "declare.md")
+    tui = run.start_tui(extra_env={**run.spawn_env, "PATH": AGENTSPOOL_PATH})
+    tui.submit("/declare blocked needs the API key")
+    post = _declared(run, "toolu_declare_blocked_000002")
+    assert f"run {run.run_id}: blocked: needs the API key" in str(post.get("tool_response"))
+    assert not run.hooks("PermissionRequest"), "the command's allowed-tools was not honoured"
+    prompt = run.srv.main_requests[0].first_user_text()
+    assert 'Declare the task state "blocked needs the API key"' in prompt, prompt
+    chat = run.checkpoint("blocked declared", is_idle_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
 
 
 def test_api_error_stop_failure(make_run: Callable[..., Run]) -> None:

@@ -25,6 +25,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -154,15 +155,15 @@ class Run(ScenarioRun):
         codex.wait_tui_ready(self.pane)
         return self.pane
 
-    def start_exec(self, prompt: str) -> None:
+    def start_exec(self, prompt: str, *extra: str, extra_env: dict[str, str] | None = None) -> None:
         """``codex exec`` in the background, in its own session (killed at ``close``)."""
         assert self.proc is None
         out = self.home.root / "exec.out"
         with open(out, "w") as stdout, open(out.with_suffix(".err"), "w") as stderr:
             self.proc = subprocess.Popen(
-                codex.exec_argv(prompt, extra_args=self.spawn.args),
+                codex.exec_argv(prompt, extra_args=[*self.spawn.args, *extra]),
                 cwd=self.home.cwd,
-                env=codex.build_env(self.home, self.spawn.env),
+                env=codex.build_env(self.home, {**self.spawn.env, **(extra_env or {})}),
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,
@@ -729,6 +730,85 @@ def test_exec_subagent_parent_ends_idle(make_run: Callable[..., Run]) -> None:
     assert child_chat.activity == "idle" and child_chat.state == "ended"  # exec exited
     assert child_chat.pending_approval is None and child_chat.pending_dialog is None
     assert "Hi from the sub-agent." in visible(child_chat, "assistant")
+
+
+# The agent runs `agentspool` from its shell: the venv's bin dir on its PATH, the run in
+# its environment (Spawn.env). The sandbox lets the command write the run's ledger only
+# where it may write: workspace-write includes /tmp, where the test's runtime dir is.
+AGENTSPOOL_BIN = sysconfig.get_path("scripts")
+AGENTSPOOL_PATH = f"{AGENTSPOOL_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+DECLARE_BLOCKED = 'agentspool lifecycle blocked --reason "needs the API key"'
+
+
+def _call_output(run: Run, call_id: str) -> dict[str, Any]:
+    """The PostToolUse of one shell call: what the command printed."""
+    [post] = run.wait_hook("PostToolUse", where=lambda p: p.get("tool_use_id") == call_id)
+    return post
+
+
+def test_exec_the_agent_declares_blocked_then_done_and_a_subagent_cannot(
+    make_run: Callable[..., Run],
+) -> None:
+    spawn = rs.spawn_agent("Declare the task done with `agentspool lifecycle done`.")
+    child_after = rs.text("I was refused.", chunks=2)
+    run = make_run(
+        [
+            rs.exec_command(DECLARE_BLOCKED, call_id="call_blocked"),
+            spawn,
+            rs.wait_agent(timeout_ms=30000),
+            rs.exec_command("agentspool lifecycle done", call_id="call_done"),
+            rs.text("Done."),
+        ],
+        subagent_replies=[
+            rs.exec_command("agentspool lifecycle done", call_id="call_sub_done"),
+            child_after,
+        ],
+    )
+    spawn_gate, child_gate = run.gate(spawn), run.gate(child_after)
+    # Codex runs shell commands in a login shell, which takes PATH from /etc/profile:
+    # where a user's PATH is set, in ~/.profile (as for a `pip install --user`).
+    (run.home.home / ".profile").write_text(f'PATH="{AGENTSPOOL_BIN}:$PATH"\n')
+    run.start_exec(
+        "declare blocked, let a sub-agent declare done, then declare done",
+        "-s",
+        "workspace-write",  # read-only: "Read-only file system" on the ledger
+        extra_env={"PATH": AGENTSPOOL_PATH},
+    )
+    post = _call_output(run, "call_blocked")
+    assert f"run {run.run_id}: blocked: needs the API key" in str(post), post
+    chat = run.checkpoint("blocked declared", is_working)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
+
+    spawn_gate.set()
+    post = _call_output(run, "call_sub_done")
+    assert post.get("agent_id"), "the sub-agent's call carries its agent_id"
+    assert "cannot declare its parent's task state" in str(post), post
+    chat = run.checkpoint("the sub-agent was refused", is_working)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
+
+    child_gate.set()
+    run.finish_exec()
+    post = _call_output(run, "call_done")
+    assert f"run {run.run_id}: done" in str(post), post
+    chat = run.checkpoint("done declared; exec exited", is_ended_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("done", "")
+
+
+def test_exec_read_only_sandbox_refuses_the_declaration_in_one_line(
+    make_run: Callable[..., Run],
+) -> None:
+    run = make_run(
+        [rs.exec_command(DECLARE_BLOCKED, call_id="call_blocked"), rs.text("Could not.")]
+    )
+    (run.home.home / ".profile").write_text(f'PATH="{AGENTSPOOL_BIN}:$PATH"\n')
+    run.start_exec("declare blocked", "-s", "read-only", extra_env={"PATH": AGENTSPOOL_PATH})
+    run.finish_exec()
+    said = str(_call_output(run, "call_blocked").get("tool_response"))
+    ledger_path = os.path.join(run.run_dir, "ledger.spool")
+    assert f"cannot write {ledger_path}: Read-only file system" in said, said
+    assert said.count("\n") == 1 and "Traceback" not in said
+    chat = run.checkpoint("nothing declared", is_ended_after_turn)
+    assert (chat.task_state, chat.task_reason) == ("active", "")
 
 
 def test_tui_hooks_trusted_by_config_without_bypass(make_run: Callable[..., Run]) -> None:
