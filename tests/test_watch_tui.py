@@ -115,6 +115,8 @@ def test_watch_shows_each_state_and_a_questions_options(
     assert "PermissionRequest" in screen or "InputRequested" in screen
 
     pane.send_keys("/")
+    # typed before the input line has focus, the "q" of "question" would quit the app
+    pane.wait_for("filter: words matching", timeout=SHOWN_WITHIN)
     pane.send_text("question")
     pane.send_keys("Enter")
     screen = pane.wait_for("filter: question", timeout=SHOWN_WITHIN)
