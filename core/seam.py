@@ -194,14 +194,20 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
-    """How much of ``input_tokens`` was served from cache (already included there)."""
+    """How much of ``input_tokens`` was read from the cache (already included there)."""
     reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
+    """How much of ``input_tokens`` was written to the cache (already included there;
+    Claude's ``cache_creation_input_tokens``, priced apart from plain input). The input
+    neither read from nor written to the cache is ``input_tokens - cached_input_tokens -
+    cache_write_tokens``."""
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cached_input_tokens += other.cached_input_tokens
         self.reasoning_tokens += other.reasoning_tokens
+        self.cache_write_tokens += other.cache_write_tokens
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -262,6 +268,9 @@ class Message(msgspec.Struct, kw_only=True, gc=False):
     usage: Usage | None = None
     message_id: str = ""
     """The provider's API message/response id (the usage dedup key)."""
+    model: str = ""
+    """The model the transcript names for this record (set on records that carry
+    ``usage`` at least; what prices it)."""
 
 
 class SourceDrift(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -16,8 +16,9 @@ each time the transcript grows, writes only what changed.
 
 The database is private to the user (created 0600), in WAL mode (readers do not block
 the writer), with a busy timeout for concurrent writers. A ``schema_version`` table
-holds the layout's version; a store written by a newer layout raises ``StoreError``
-instead of being misread.
+holds the layout's version; an older layout is migrated in place (``_MIGRATIONS``, one
+transaction), a store written by a newer layout raises ``StoreError`` instead of being
+misread.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from agentspool.errors import StoreError
 
 __all__ = ["SCHEMA_VERSION", "SessionStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # version n → the statements that take a store from n to n + 1, each run once, in
+    # one transaction with the version bump.
+    1: ("ALTER TABLE records ADD COLUMN \"model\" TEXT NOT NULL DEFAULT ''",),
+}
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("seq", "INTEGER NOT NULL"),
@@ -55,6 +62,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("agent_id", "TEXT NOT NULL"),
     ("usage", "TEXT"),
     ("message_id", "TEXT NOT NULL"),
+    ("model", "TEXT NOT NULL DEFAULT ''"),
 )
 """Every ``Message`` field, in the seam's order, with its column type."""
 
@@ -112,6 +120,7 @@ def _row(transcript_id: str, m: Message) -> tuple[object, ...]:
         m.agent_id,
         None if m.usage is None else _encode(m.usage).decode(),
         m.message_id,
+        m.model,
     )
 
 
@@ -148,6 +157,8 @@ class SessionStore:
                     self._db.execute(
                         "INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,)
                     )
+                elif len(found) == 1 and found[0][0] in _MIGRATIONS:
+                    self._migrate(found[0][0])
                 elif found != [(SCHEMA_VERSION,)]:
                     versions = ", ".join(str(v) for (v,) in found)
                     raise StoreError(
@@ -156,6 +167,15 @@ class SessionStore:
         except BaseException:
             self._db.close()
             raise
+
+    def _migrate(self, version: int) -> None:
+        """Bring an older layout up to ``SCHEMA_VERSION`` (inside the open transaction:
+        a migration that fails leaves the store as it was)."""
+        while version < SCHEMA_VERSION:
+            for statement in _MIGRATIONS[version]:
+                self._db.execute(statement)
+            version += 1
+        self._db.execute("UPDATE schema_version SET version = ?", (version,))
 
     def save(self, transcript_id: str, messages: Iterable[Message]) -> str:
         """Make the identity's stored records equal ``messages``; return ``transcript_id``

@@ -202,6 +202,7 @@ def usage_of(api: _ApiUsage) -> Usage:
         input_tokens=api.input_tokens + api.cache_creation_input_tokens + cached,
         output_tokens=api.output_tokens,
         cached_input_tokens=cached,
+        cache_write_tokens=api.cache_creation_input_tokens,
     )
 
 
@@ -486,6 +487,7 @@ class TranscriptParser:
         uid = self._uid(line)
         stamp = line.timestamp or ""
         message_id = msg.id or ""
+        model = msg.model or ""
         usage = None
         if msg.usage is not None and message_id and message_id not in self._usage_seen:
             # One count per API message: every content-block line repeats the final usage.
@@ -516,6 +518,7 @@ class TranscriptParser:
                     parent=parent,
                     message_id=message_id,
                     usage=block_usage,
+                    model=model,
                 )
                 continue
             else:
@@ -533,6 +536,7 @@ class TranscriptParser:
                     agent_id=self.agent_id,
                     usage=block_usage,
                     message_id=message_id,
+                    model=model,
                 )
             )
         if line.is_api_error_message:
@@ -564,6 +568,7 @@ class TranscriptParser:
         parent: str,
         message_id: str,
         usage: Usage | None,
+        model: str,
     ) -> None:
         at = epoch_seconds(stamp)
         name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
@@ -583,6 +588,7 @@ class TranscriptParser:
                 agent_id=self.agent_id,
                 usage=usage,
                 message_id=message_id,
+                model=model,
             )
         )
         self.events.append(

@@ -211,9 +211,15 @@ class _RetainedLine(_Line, tag="retained_context"):
     payload: _Retained = msgspec.field(default_factory=_Retained)
 
 
+class _TurnContext(msgspec.Struct, gc=False):
+    model: str = ""
+
+
 class _TurnContextLine(msgspec.Struct, tag_field="type", tag="turn_context"):
-    """The per-turn settings snapshot: bookkeeping, nothing read (no fields: decoding
-    it is a skip)."""
+    """The per-turn settings snapshot: only the model is read (it prices the turn's
+    usage)."""
+
+    payload: _TurnContext = msgspec.field(default_factory=_TurnContext)
 
 
 class _WorldStateLine(msgspec.Struct, tag_field="type", tag="world_state"):
@@ -324,6 +330,8 @@ class RolloutParser:
         self.messages: list[Message] = []
         self.events: list[ev.Event] = []
         self.usage = Usage()
+        self.model = ""
+        """The model the latest ``turn_context`` names: the one its usage is priced at."""
         self.thread_id = fallback_thread_id
         self.parent_thread_id = ""
         self.agent_id = ""
@@ -462,9 +470,11 @@ class RolloutParser:
             )
         )
 
-    def _turn_context(self, line: object) -> None:
+    def _turn_context(self, line: _TurnContextLine) -> None:
         if "turn_context" not in self.drift.checked:
             self._first("turn_context")
+        if line.payload.model:
+            self.model = line.payload.model
 
     def _world_state(self, line: object) -> None:
         if "world_state" not in self.drift.checked:
@@ -737,7 +747,7 @@ class RolloutParser:
                 # A copy in its place: the message may already be in a caller's Chat,
                 # and what a read handed out never changes afterwards.
                 self.messages[priced.seq - 1] = msgspec.structs.replace(
-                    priced, usage=usage, message_id=key
+                    priced, usage=usage, message_id=key, model=self.model
                 )
             self._unpriced.clear()
 

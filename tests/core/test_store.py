@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -233,6 +234,57 @@ def test_a_store_written_by_a_newer_schema_is_refused(tmp_path: Path) -> None:
     raw.close()
     with pytest.raises(StoreError, match="schema version"):
         SessionStore(path)
+
+
+def test_a_version_1_store_is_migrated_in_place_and_keeps_its_records(tmp_path: Path) -> None:
+    # The layout of agentspool 0.1 (schema 1): every column but ``model``.
+    path = tmp_path / "v1.sqlite"
+    columns = [(name, kind) for name, kind in store_module._COLUMNS if name != "model"]
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        raw.execute("INSERT INTO schema_version VALUES (1)")
+        raw.execute(
+            "CREATE TABLE records (transcript_id TEXT NOT NULL, "
+            + ", ".join(f'"{name}" {kind}' for name, kind in columns)
+            + ", PRIMARY KEY (transcript_id, seq)) WITHOUT ROWID"
+        )
+        raw.execute(
+            f"INSERT INTO records VALUES ('t', {', '.join('?' for _ in columns)})",
+            (
+                1,
+                "a",
+                "text",
+                "assistant",
+                "hi",
+                "",
+                "visible",
+                0,
+                "",
+                "",
+                None,
+                "",
+                0,
+                "",
+                "",
+                '{"input_tokens":5,"output_tokens":1,"cached_input_tokens":2,"reasoning_tokens":0}',
+                "m1",
+            ),
+        )
+    raw.close()
+    with SessionStore(str(path)) as store:
+        (message,) = store.load("t")
+        assert message.text == "hi" and message.model == ""
+        assert message.usage == Usage(input_tokens=5, output_tokens=1, cached_input_tokens=2)
+        store.save("t", [msgspec.structs.replace(message, model="claude-x")])
+        assert store.load("t")[0].model == "claude-x"
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [
+            (store_module.SCHEMA_VERSION,)
+        ]
+    finally:
+        raw.close()
 
 
 def _fake_stream(directory: Path, turns: int) -> list[Message]:

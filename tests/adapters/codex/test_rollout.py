@@ -56,6 +56,10 @@ def test_usage_is_counted_once_per_response_and_input_already_includes_cached(pa
     assert parser.usage.cached_input_tokens == total["cached_input_tokens"]
     assert parser.usage.output_tokens == total["output_tokens"]
     assert parser.usage.reasoning_tokens == total["reasoning_output_tokens"]
+    # each response's usage is priced at the model its turn ran on
+    models = [r["payload"]["model"] for r in records(path) if r["type"] == "turn_context"]
+    priced = [m for m in parser.messages if m.usage is not None]
+    assert priced and all(m.model in models for m in priced) and models
     # the same response's record seen twice is counted once
     line = next(raw for raw in path.read_bytes().split(b"\n") if b'"token_usage_record"' in raw)
     before = parser.usage.input_tokens
