@@ -47,6 +47,8 @@ STATE_STYLES = {
     "idle": Style(dim=True),
 }
 CURSOR = Style(reverse=True)
+Line = tuple[str, str, str, Style | None]
+"""A row: the text before the state column, the state cell, the rest, the state's style."""
 
 
 def _cell(text: str, width: int) -> str:
@@ -73,16 +75,22 @@ class RunList(ScrollView, can_focus=True):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.keys: list[str] = []
-        self.lines: list[tuple[str, str, str, Style | None]] = []
-        """Per row: the text before the state column, the state cell, the rest."""
+        self.lines: list[Line] = []
         self.cursor = 0
 
-    def set_rows(self, keys: list[str], lines: list[tuple[str, str, str, Style | None]]) -> None:
+    def set_rows(self, keys: list[str], lines: list[Line]) -> None:
+        """Show these rows; repaint only the rows whose text changed when no row moved."""
+        self.virtual_size = Size(self.size.width, len(keys))
+        if keys == self.keys:
+            for row, (was, now) in enumerate(zip(self.lines, lines, strict=True)):
+                if was != now:
+                    self.refresh_line(row)
+            self.lines = lines
+            return
         selected = self.keys[self.cursor] if self.keys and self.cursor < len(self.keys) else ""
         self.keys, self.lines = keys, lines
         self.cursor = keys.index(selected) if selected in keys else min(self.cursor, len(keys) - 1)
         self.cursor = max(self.cursor, 0)
-        self.virtual_size = Size(self.size.width, len(keys))
         self.refresh()
 
     def selected(self) -> str:
@@ -140,7 +148,8 @@ class WatchApp(App[None]):
         self.bell_on_wait = bell
         self.on_wait_command = on_wait
         self.words: list[str] = []
-        self.rows: list[tuple[str, RunSummary, str]] = []
+        self.rows: dict[str, tuple[RunSummary, str, Line]] = {}
+        """The rows shown, by key: the run, its "for" reading, its line."""
         self.selected = ""
         self.evidence_for = ""
         self.interrupted = False
@@ -166,7 +175,7 @@ class WatchApp(App[None]):
         self.title = "agentspool watch"
         self.query_one(RunList).focus()
         self.tick()
-        self.set_interval(1.0, self.tick)
+        self.set_interval(self.follower.interval, self.tick)
 
     def tick(self) -> None:
         try:
@@ -190,23 +199,21 @@ class WatchApp(App[None]):
         ]
 
     def redraw(self, *, changed: bool) -> None:
-        """Rows are formatted again only when the poll moved something or their "for"
-        reading changed (once a second while young, once a minute after)."""
+        """A row is formatted again only when its run was read again or its "for" reading
+        changed, and repainted only when its text did. "For" is read on a clock of whole
+        seconds, so between two seconds only what a poll moved is drawn."""
         runs = self.shown()
-        now = time.time()
-        old = {key: (run, since) for key, run, since in self.rows}
-        rows = []
-        dirty = changed or len(runs) != len(self.rows)
+        now = float(int(time.time()))
+        rows = {}
         for run in runs:
             key = agentspool.run_key(run)
             since = self.since(run, now)
-            rows.append((key, run, since))
-            if old.get(key, (None, ""))[0] is not run or old[key][1] != since:
-                dirty = True
-        if dirty:
-            self.rows = rows
-            table = self.query_one(RunList)
-            table.set_rows([k for k, _, _ in rows], [self.line(r, s) for _, r, s in rows])
+            row = self.rows.get(key)
+            if row is None or row[0] is not run or row[1] != since:
+                row = (run, since, self.line(run, since))
+            rows[key] = row
+        self.rows = rows
+        self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
         filtered = f"  filter: {' '.join(self.words)}" if self.words else ""
         self.sub_title = f"{len(runs)} run{'' if len(runs) == 1 else 's'}{filtered}"
         selected = self.query_one(RunList).selected()
@@ -223,7 +230,7 @@ class WatchApp(App[None]):
         return ago(max(0.0, now - run.since)) if run.since else "-"
 
     @staticmethod
-    def line(run: RunSummary, since: str) -> tuple[str, str, str, Style | None]:
+    def line(run: RunSummary, since: str) -> Line:
         task = run.task_state + (f" ({run.task_reason})" if run.task_reason else "")
         name = run.run_id or f"session {run.session_id[:8]}"
         widths = dict(COLUMNS)

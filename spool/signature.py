@@ -7,16 +7,24 @@ existing file leaves the directory untouched, and mtimes can repeat within a tic
 the size still moves, and a replaced file has a new inode. The runtime dir and the run
 dir are opened and checked first, as for every read (ADR 0013): a digest of a dir
 another account can write would announce evidence no reader will believe.
+
+``spool_stamps`` is the cheaper subset a watcher checks between two rounds of
+``spool_sig``: the stat of the files hooks and ``lifecycle`` append to, one ``stat``
+each, relative to the runtime dir opened once — no listing of any directory.
 """
 
 from __future__ import annotations
 
 import binascii
 import os
+from collections.abc import Iterable
 
-from agentspool.spool.layout import open_run_dir_to_read
+from agentspool.spool.layout import DIR_FLAGS, open_run_dir_to_read
+from agentspool.spool.write import EVENTS_FILE, LEDGER_FILE, run_id_problem
 
 ABSENT = "absent"
+APPENDED_FILES = (EVENTS_FILE, LEDGER_FILE)
+"""The files evidence is appended to: every hook record, every task-state declaration."""
 
 
 def entry_stats(path: str | int, *, hidden: bool = False) -> list[tuple[str, int, int, int]]:
@@ -64,3 +72,40 @@ def spool_sig(run_id: str, runtime_dir: str) -> str:
     for name, size, mtime_ns, inode in entries:
         crc = binascii.crc32(f"{name}\0{size}\0{mtime_ns}\0{inode}\n".encode(), crc)
     return f"{len(entries)}-{crc:08x}"
+
+
+def listing_stamp(runtime_dir: str) -> str:
+    """The runtime dir's own stat: it moves when a run dir is created, removed or renamed
+    (the link count counts subdirectories, so even within one mtime tick)."""
+    try:
+        st = os.stat(runtime_dir, follow_symlinks=False)
+    except OSError:
+        return ABSENT
+    return f"{st.st_ino}.{st.st_nlink}.{st.st_mtime_ns}"
+
+
+def spool_stamps(runtime_dir: str, run_ids: Iterable[str]) -> dict[str, str]:
+    """Each run's appended files' (size, mtime_ns, inode): a record appended moves its
+    run's stamp (the size grows). Stat only, no file opened, nothing trusted: a stamp is
+    a trigger to take the run's ``spool_sig`` and read it, which check the dirs (ADR
+    0013). A run id that could name another path is left out."""
+    try:
+        root = os.open(runtime_dir.rstrip("/") or "/", DIR_FLAGS)
+    except OSError:
+        return {}
+    out = {}
+    try:
+        for run_id in run_ids:
+            if run_id_problem(run_id) is not None:
+                continue
+            parts = []
+            for name in APPENDED_FILES:
+                try:
+                    st = os.stat(f"{run_id}/{name}", dir_fd=root, follow_symlinks=False)
+                    parts.append(f"{st.st_size}.{st.st_mtime_ns}.{st.st_ino}")
+                except OSError:
+                    parts.append("-")
+            out[run_id] = ":".join(parts)
+    finally:
+        os.close(root)
+    return out
