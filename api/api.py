@@ -141,8 +141,8 @@ class RunPoll(msgspec.Struct, kw_only=True):
     quiet: list[str] = []
     """Sessions whose process is not known to run (listed only with ``include_ended``)."""
     stamps: dict[str, str] = {}
-    """Every run's key → the stat of the files its evidence is appended to (what a poll
-    with ``full=False`` compares)."""
+    """Every run's key → the stat of its event spool, which every hook appends to (what a
+    poll with ``full=False`` compares)."""
     listing: str = ""
     """The runtime dir's own stat when its run dirs were listed."""
 
@@ -171,18 +171,18 @@ def poll_runs(
     ``discover=False`` re-signs the sessions ``previous`` knew without listing the CLIs'
     files again (that listing globs every transcript: a watcher does it less often).
 
-    ``full=False`` is the cheaper poll a watcher makes between full ones: only the runs
-    whose spool files (what hooks and ``lifecycle`` append to) grew since ``previous``
-    are signed and read; everything else — transcripts, status files, processes,
-    sessions — keeps what ``previous`` saw. A run dir created or removed meanwhile makes
-    it a full poll.
+    ``full=False`` is the cheaper poll a watcher makes between full ones (one ``stat`` per
+    run): only the runs whose event spool a hook appended to since ``previous`` are
+    signed and read; everything else — transcripts, status files, processes, the
+    ledger's declarations, sessions — keeps what ``previous`` saw. A run dir created or
+    removed meanwhile makes it a full poll.
     """
     from agentspool.spool.signature import listing_stamp
 
     before = previous or RunPoll()
     runtime = _runtime(runtime_dir)
     if not full and previous is not None and listing_stamp(runtime) == before.listing:
-        return _poll_appended(before, runtime, include_ended=include_ended)
+        return _poll_hooked(before, runtime, include_ended=include_ended)
     return _poll_all(
         before, runtime, include_ended=include_ended, sessions=sessions, discover=discover
     )
@@ -199,7 +199,9 @@ def _poll_all(
 
     names = registry.names()
     listing = listing_stamp(runtime)  # before the listing: a run dir made after it moves it
-    refs = [ref for ref in runs.run_dirs(runtime, names) if ref.provider]
+    # A run's provider is read once; again when discovering (a run dir set up again).
+    known = {} if discover else {s.run_id: s.provider for s in before.runs.values() if s.run_id}
+    refs = [ref for ref in runs.run_dirs(runtime, names, known) if ref.provider]
     stamps = spool_stamps(runtime, [ref.run_id for ref in refs])
     sigs: dict[str, str] = {}
     found: dict[str, RunSummary] = {}
@@ -259,8 +261,8 @@ def _poll_all(
     )
 
 
-def _poll_appended(before: RunPoll, runtime: str, *, include_ended: bool) -> RunPoll:
-    """The runs of ``before`` whose appended files moved, signed and read again."""
+def _poll_hooked(before: RunPoll, runtime: str, *, include_ended: bool) -> RunPoll:
+    """The runs of ``before`` a hook appended to since, signed and read again."""
     from agentspool.spool.signature import spool_stamps
 
     armed = {key: s for key, s in before.runs.items() if s.run_id}

@@ -336,7 +336,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         default=INTERVAL,
         metavar="SECONDS",
-        help=f"check the files hooks append to every SECONDS (default {INTERVAL}); every "
+        help=f"stat the spools hooks append to every SECONDS (default {INTERVAL}); every "
         f"run's whole signature is taken every {FULL_EVERY:g} s, or every SECONDS if longer",
     )
     p.add_argument("--once", action="store_true", help="with JSON lines: poll once, print, exit")

@@ -1,8 +1,9 @@
 """``agentspool watch``: the runs ``ls`` lists, followed live.
 
-Each tick is ``agentspool.poll_runs``: four times a second the files hooks append to
-are stat'ed and only the runs whose files grew are signed and read again (incrementally,
-through the adapters' caches); once a second every run's signature is taken.
+Each tick is ``agentspool.poll_runs``: four times a second the event spool every hook
+appends to is stat'ed, and only the runs whose spool grew are signed and read again
+(incrementally, through the adapters' caches); once a second every run's signature is
+taken.
 On a terminal it draws a Textual app (imported here, inside the command only: no other
 command pays for it); otherwise (a pipe, CI) it prints one JSON line per state
 transition. See docs/adr/0020-watch.md.
@@ -27,7 +28,7 @@ INTERVAL = 0.25
 """Seconds between ticks (``--interval``): what a hook records is on screen within it."""
 FULL_EVERY = 1.0
 """Seconds between polls that take every signature (transcripts, status files, processes:
-evidence no hook writes); the ticks between check only the files hooks append to."""
+evidence no hook writes); the ticks between stat only the event spools hooks append to."""
 DISCOVER_EVERY = 5.0
 """Seconds between listings of the CLIs' own session files (a glob over every
 transcript); the sessions already found are re-signed at every full poll."""
@@ -71,6 +72,9 @@ class Follower:
     interval: float = INTERVAL
     poll: RunPoll | None = None
     ticks: int = 0
+    full: bool = True
+    """Whether the last tick took every signature (once a second), not only the files
+    hooks append to."""
     ended_here: set[str] = field(default_factory=set)
     """Runs seen to end while watching: they stay listed (last), so the end is seen."""
     _children: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -83,12 +87,13 @@ class Follower:
     def tick(self) -> list[Change]:
         """Poll once; the runs whose state or task state moved (all of them, first)."""
         before = self.poll
+        self.full = self._due(FULL_EVERY)
         self.poll = agentspool.poll_runs(
             before,
             self.runtime_dir,
             include_ended=True,
             discover=self._due(DISCOVER_EVERY),
-            full=self._due(FULL_EVERY),
+            full=self.full,
         )
         self.ticks += 1
         old = before.runs if before is not None else {}

@@ -9,8 +9,8 @@ dir are opened and checked first, as for every read (ADR 0013): a digest of a di
 another account can write would announce evidence no reader will believe.
 
 ``spool_stamps`` is the cheaper subset a watcher checks between two rounds of
-``spool_sig``: the stat of the files hooks and ``lifecycle`` append to, one ``stat``
-each, relative to the runtime dir opened once — no listing of any directory.
+``spool_sig``: the stat of the file hooks append to, one ``stat`` per run, relative to
+the runtime dir opened once — no listing of any directory.
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ import os
 from collections.abc import Iterable
 
 from agentspool.spool.layout import DIR_FLAGS, open_run_dir_to_read
-from agentspool.spool.write import EVENTS_FILE, LEDGER_FILE, run_id_problem
+from agentspool.spool.write import EVENTS_FILE, run_id_problem
 
 ABSENT = "absent"
-APPENDED_FILES = (EVENTS_FILE, LEDGER_FILE)
-"""The files evidence is appended to: every hook record, every task-state declaration."""
 
 
 def entry_stats(path: str | int, *, hidden: bool = False) -> list[tuple[str, int, int, int]]:
@@ -85,10 +83,10 @@ def listing_stamp(runtime_dir: str) -> str:
 
 
 def spool_stamps(runtime_dir: str, run_ids: Iterable[str]) -> dict[str, str]:
-    """Each run's appended files' (size, mtime_ns, inode): a record appended moves its
-    run's stamp (the size grows). Stat only, no file opened, nothing trusted: a stamp is
-    a trigger to take the run's ``spool_sig`` and read it, which check the dirs (ADR
-    0013). A run id that could name another path is left out."""
+    """Each run's event spool's (size, mtime_ns, inode): a hook's record moves its run's
+    stamp (the size grows). One ``stat`` per run, no file opened, nothing trusted: a
+    stamp is a trigger to take the run's ``spool_sig`` and read it, which check the dirs
+    (ADR 0013). A run id that could name another path is left out."""
     try:
         root = os.open(runtime_dir.rstrip("/") or "/", DIR_FLAGS)
     except OSError:
@@ -98,14 +96,11 @@ def spool_stamps(runtime_dir: str, run_ids: Iterable[str]) -> dict[str, str]:
         for run_id in run_ids:
             if run_id_problem(run_id) is not None:
                 continue
-            parts = []
-            for name in APPENDED_FILES:
-                try:
-                    st = os.stat(f"{run_id}/{name}", dir_fd=root, follow_symlinks=False)
-                    parts.append(f"{st.st_size}.{st.st_mtime_ns}.{st.st_ino}")
-                except OSError:
-                    parts.append("-")
-            out[run_id] = ":".join(parts)
+            try:
+                st = os.stat(f"{run_id}/{EVENTS_FILE}", dir_fd=root, follow_symlinks=False)
+                out[run_id] = f"{st.st_size}.{st.st_mtime_ns}.{st.st_ino}"
+            except OSError:
+                out[run_id] = ABSENT
     finally:
         os.close(root)
     return out

@@ -16,9 +16,10 @@ from harness import tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
-SHOWN_WITHIN = 2.5
-"""Seconds from a hook's exit to the screen showing its state: watch refreshes once a
-second, so up to one tick, plus the read and the redraw on a loaded machine."""
+SHOWN_WITHIN = 1.0
+"""Seconds from a hook's exit to the screen showing its state: watch stats the spools
+hooks append to every quarter second, so up to one tick, plus the read and the redraw on
+a loaded machine (issue 13: within a second)."""
 
 QUESTION = {
     "tool_name": "AskUserQuestion",
@@ -95,9 +96,10 @@ def test_watch_shows_each_state_and_a_questions_options(
     asked = {**bases["gamma"], **QUESTION, "prompt_id": "p1"}
     _hook(runs["gamma"], silent, "PreToolUse", asked)
     _hook(runs["gamma"], silent, "PermissionRequest", asked)
-    screen = pane.wait_until(_state_of("gamma", "question"), timeout=SHOWN_WITHIN)
-    rows = _rows(screen)
-    assert " gamma " in rows[0] and " beta " in rows[1]  # most urgent first
+    pane.wait_until(_state_of("gamma", "question"), timeout=SHOWN_WITHIN)
+    # Most urgent first: a run that starts waiting is redrawn where it stands at once,
+    # and the list is sorted again at the next full second.
+    pane.wait_until(lambda s: [r.split()[1] for r in _rows(s)][:2] == ["gamma", "beta"], 2.0)
 
     # The list keeps the selected run; the question is at the top: go there (k, up).
     for _ in range(3):
