@@ -19,6 +19,7 @@ one's CPU time (utime + stime from ``/proc/<pid>/stat``) is taken over the same
 ``--seconds`` of wall time; the ratios print last (target < 0.05: 5 % of one core).
 
 Usage: python benchmarks/watch.py [--runs 200] [--gap 15] [--seconds 30] [--warmup 8]
+                                  [--also 0.5 ...]  (more intervals, side by side)
 """
 
 from __future__ import annotations
@@ -227,10 +228,11 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=15.0, help="mean seconds between tool calls")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=8.0)
+    parser.add_argument("--also", nargs="*", default=[], help="more --interval values to measure")
     args = parser.parse_args()
     # The refresh the issue names (once a second) and watch's default, side by side.
     default = f"{INTERVAL:g}"
-    intervals = sorted({"1", default}, key=float, reverse=True)
+    intervals = sorted({"1", default, *args.also}, key=float, reverse=True)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(tmp, "claude-home")  # no real sessions
         os.environ["CODEX_HOME"] = os.path.join(tmp, "codex-home")
@@ -243,16 +245,18 @@ def main() -> int:
         try:
             started, t0 = agents.spawned, time.monotonic()
             named = [f"--interval {i}" + (" (default)" if i == default else "") for i in intervals]
-            ratios = dict(
-                zip(
-                    [f"--json {n}" for n in named],
-                    watch_json(runtime, intervals, args.warmup, args.seconds),
-                    strict=True,
-                )
-            )
+            ratios = {}
+            for name, ratio in zip(
+                named, watch_json(runtime, intervals, args.warmup, args.seconds), strict=True
+            ):
+                ratios[f"--json {name}"] = ratio
             if shutil.which("tmux"):
-                screens = watch_tui(runtime, tmp, intervals, args.warmup, args.seconds)
-                ratios.update(zip([f"full screen {n}" for n in named], screens, strict=True))
+                for name, ratio in zip(
+                    named,
+                    watch_tui(runtime, tmp, intervals, args.warmup, args.seconds),
+                    strict=True,
+                ):
+                    ratios[f"full screen {name}"] = ratio
             spawned, elapsed = agents.spawned - started, time.monotonic() - t0
             print(
                 f"{args.runs} runs: {spawned} hook processes spawned while watching "

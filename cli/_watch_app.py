@@ -27,7 +27,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 import agentspool
 from agentspool import AgentspoolError, RunSummary
-from agentspool.cli.watch import Follower, _waits, ago
+from agentspool.cli.watch import WAITING, Follower, _waits, ago
 
 # column → width (the last takes the rest)
 COLUMNS = (
@@ -82,9 +82,10 @@ class RunList(ScrollView, can_focus=True):
         """Show these rows; repaint only the rows whose text changed when no row moved."""
         self.virtual_size = Size(self.size.width, len(keys))
         if keys == self.keys:
-            for row, (was, now) in enumerate(zip(self.lines, lines, strict=True)):
-                if was != now:
-                    self.refresh_line(row)
+            top = self.scroll_offset.y
+            for row in range(top, min(len(lines), top + self.size.height)):
+                if self.lines[row] != lines[row]:
+                    self.refresh_line(row)  # a row out of sight costs nothing until seen
             self.lines = lines
             return
         selected = self.keys[self.cursor] if self.keys and self.cursor < len(self.keys) else ""
@@ -149,9 +150,9 @@ class WatchApp(App[None]):
         self.on_wait_command = on_wait
         self.words: list[str] = []
         self.rows: dict[str, tuple[RunSummary, str, Line]] = {}
-        """The rows shown, in order, by key: the run, its "for" reading, its line."""
-        self.clock = 0.0
-        """When the "for" column was last read."""
+        """The rows shown, in order, by key: the run drawn, its "for" reading, its line."""
+        self.detail_of: RunSummary | None = None
+        """The run the detail pane was drawn from."""
         self.detail_text = ""
         self.selected = ""
         self.evidence_for = ""
@@ -189,9 +190,12 @@ class WatchApp(App[None]):
         if self.bell_on_wait and self.follower.ticks > 1 and any(c.starts_waiting for c in moved):
             self.bell()
         _waits(self.follower, moved, bell=self.bell_on_wait, on_wait=self.on_wait_command)
-        changed = bool(self.follower.poll and self.follower.poll.changed)
-        if changed or self.follower.full:  # else nothing to draw before the next second
-            self.redraw(changed=changed, settle=self.follower.full)
+        if self.follower.full:
+            self.redraw()
+        else:
+            waiting = {c.key for c in moved if c.after is not None and c.after.state in WAITING}
+            if waiting:
+                self.redraw_waits(waiting)
 
     def shown(self) -> list[RunSummary]:
         runs = self.follower.listed()
@@ -203,24 +207,17 @@ class WatchApp(App[None]):
             if all(any(w in f for f in (r.provider, r.state, r.task_state)) for w in self.words)
         ]
 
-    def redraw(self, *, changed: bool, settle: bool = True) -> None:
-        """``settle`` (once a second, and when the filter changed): the rows are sorted
-        most urgent first and their "for" column read again. Between, a run a tick read
-        again is redrawn in the row where it stands — a wait shows at the next quarter
-        second, and moves up at the next second — so a tick repaints only the rows whose
-        text changed, not the list (a repaint of the whole list costs ~10 ms)."""
+    def redraw(self) -> None:
+        """The rows, most urgent first, each formatted again only when its run was read
+        again or its "for" reading changed, and repainted only when its text did."""
         runs = {agentspool.run_key(run): run for run in self.shown()}
-        if settle or not self.clock:
-            self.clock = time.time()
-        order = list(self.rows) if not settle and runs.keys() == self.rows.keys() else runs
+        now = time.time()
         rows = {}
-        for key in order:
-            run = runs[key]
+        for key, run in runs.items():
             row = self.rows.get(key)
-            if row is None or row[0] is not run or settle:
-                since = self.since(run, self.clock)
-                if row is None or row[0] is not run or row[1] != since:
-                    row = (run, since, self.line(run, since))
+            since = self.since(run, now)
+            if row is None or row[0] is not run or row[1] != since:
+                row = (run, since, self.line(run, since))
             rows[key] = row
         self.rows = rows
         self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
@@ -230,9 +227,27 @@ class WatchApp(App[None]):
         if selected != self.selected:
             self.selected, self.evidence_for = selected, ""
             self.show_detail()
-        elif (
-            changed and self.selected in (self.follower.poll.changed if self.follower.poll else [])
-        ) or not self.selected:
+        elif self.detail_of is not self.rows.get(self.selected, (None,))[0] or not selected:
+            self.show_detail()
+
+    def redraw_waits(self, keys: set[str]) -> None:
+        """Between two full seconds only what a run now waits on is drawn, in the row
+        where the run stands (it moves up at the next second, when the rest is drawn):
+        the wait the operator must see shows at once, and a tick repaints a row or two,
+        not the list (a repaint of the whole list costs ~10 ms). A waiting run not
+        listed yet (a filter let it in) is drawn with the whole list."""
+        if not keys <= self.rows.keys():
+            self.redraw()
+            return
+        poll = self.follower.poll
+        assert poll is not None
+        now = time.time()
+        for key in keys:
+            run = poll.runs[key]
+            since = self.since(run, now)
+            self.rows[key] = (run, since, self.line(run, since))
+        self.query_one(RunList).set_rows(list(self.rows), [line for *_, line in self.rows.values()])
+        if self.selected in keys:
             self.show_detail()
 
     @staticmethod
@@ -281,19 +296,20 @@ class WatchApp(App[None]):
         box.remove_class("shown")
         self.words = []
         self.query_one(RunList).focus()
-        self.redraw(changed=True)
+        self.redraw()
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         self.words = message.value.lower().split()
         if not self.words:
             message.input.remove_class("shown")
         self.query_one(RunList).focus()
-        self.redraw(changed=True)
+        self.redraw()
 
     def show_detail(self) -> None:
         pane = self.query_one("#detail", Static)
         poll = self.follower.poll
         run = poll.runs.get(self.selected) if poll is not None else None
+        self.detail_of = run
         if run is None:
             text = "no run selected" if self.rows else "no live runs"
         else:

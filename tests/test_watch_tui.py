@@ -16,10 +16,12 @@ from harness import tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
-SHOWN_WITHIN = 1.0
-"""Seconds from a hook's exit to the screen showing its state: watch stats the spools
-hooks append to every quarter second, so up to one tick, plus the read and the redraw on
-a loaded machine (issue 13: within a second)."""
+SHOWN_WITHIN = 2.5
+"""Seconds from a hook's exit (or a key) to the screen showing it: the list is drawn
+once a second, so up to one second, plus the read and the redraw on a loaded machine."""
+WAIT_SHOWN_WITHIN = 1.0
+"""A run that starts waiting on the operator is drawn at the next quarter-second tick
+(issue 13: within a second)."""
 
 QUESTION = {
     "tool_name": "AskUserQuestion",
@@ -91,14 +93,14 @@ def test_watch_shows_each_state_and_a_questions_options(
 
     approval = {**bases["beta"], "prompt_id": "p1", "tool_name": "Bash"}
     _hook(runs["beta"], silent, "PermissionRequest", {**approval, "tool_input": {"command": "ls"}})
-    pane.wait_until(_state_of("beta", "needs_input"), timeout=SHOWN_WITHIN)
+    pane.wait_until(_state_of("beta", "needs_input"), timeout=WAIT_SHOWN_WITHIN)
 
     asked = {**bases["gamma"], **QUESTION, "prompt_id": "p1"}
     _hook(runs["gamma"], silent, "PreToolUse", asked)
     _hook(runs["gamma"], silent, "PermissionRequest", asked)
-    pane.wait_until(_state_of("gamma", "question"), timeout=SHOWN_WITHIN)
-    # Most urgent first: a run that starts waiting is redrawn where it stands at once,
-    # and the list is sorted again at the next full second.
+    pane.wait_until(_state_of("gamma", "question"), timeout=WAIT_SHOWN_WITHIN)
+    # Most urgent first: a run that starts waiting is drawn where it stands at once, and
+    # moves up when the list is drawn again, at the next second.
     pane.wait_until(lambda s: [r.split()[1] for r in _rows(s)][:2] == ["gamma", "beta"], 2.0)
 
     # The list keeps the selected run; the question is at the top: go there (k, up).
