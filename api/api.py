@@ -198,7 +198,7 @@ def _poll_all(
     from agentspool.spool.signature import listing_stamp, paths_sig, spool_stamps
 
     names = registry.names()
-    listing = listing_stamp(runtime)  # before the listing: a run dir made after it moves it
+    runtime_stamp = listing_stamp(runtime)  # before the listing: a run dir made after moves it
     # A run's provider is read once; again when discovering (a run dir set up again).
     known = {} if discover else {s.run_id: s.provider for s in before.runs.values() if s.run_id}
     refs = [ref for ref in runs.run_dirs(runtime, names, known) if ref.provider]
@@ -217,15 +217,15 @@ def _poll_all(
     if sessions:
         if discover:
             since = time.time() - RECENT_SESSIONS
-            listing_of_sessions = [
+            listing = [
                 (provider, session)
                 for provider in names
                 if registry.load(provider).capabilities.discovers_sessions
                 for session in registry.load(provider).sessions(since)
             ]
         else:
-            listing_of_sessions = [(key.partition(":")[0], s) for key, s in before.sessions.items()]
-        for provider, session in listing_of_sessions:
+            listing = [(key.partition(":")[0], s) for key, s in before.sessions.items()]
+        for provider, session in listing:
             if session.session_id in covered or session.transcript_path in covered:
                 continue
             key = f"{provider}:session:{session.session_id}"
@@ -257,7 +257,7 @@ def _poll_all(
         sessions=unarmed,
         quiet=quiet,
         stamps={f"{ref.provider}:{ref.run_id}": stamps.get(ref.run_id, "") for ref in refs},
-        listing=listing,
+        listing=runtime_stamp,
     )
 
 

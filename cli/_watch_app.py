@@ -224,18 +224,19 @@ class WatchApp(App[None]):
         filtered = f"  filter: {' '.join(self.words)}" if self.words else ""
         self.sub_title = f"{len(runs)} run{'' if len(runs) == 1 else 's'}{filtered}"
         selected = self.query_one(RunList).selected()
+        drawn = rows[selected][0] if selected in rows else None
         if selected != self.selected:
             self.selected, self.evidence_for = selected, ""
             self.show_detail()
-        elif self.detail_of is not self.rows.get(self.selected, (None,))[0] or not selected:
+        elif drawn is not self.detail_of or not selected:
             self.show_detail()
 
     def redraw_waits(self, keys: set[str]) -> None:
         """Between two full seconds only what a run now waits on is drawn, in the row
         where the run stands (it moves up at the next second, when the rest is drawn):
         the wait the operator must see shows at once, and a tick repaints a row or two,
-        not the list (a repaint of the whole list costs ~10 ms). A waiting run not
-        listed yet (a filter let it in) is drawn with the whole list."""
+        not the list (ADR 0020). A waiting run not listed yet (a filter let it in) is
+        drawn with the whole list."""
         if not keys <= self.rows.keys():
             self.redraw()
             return
@@ -246,7 +247,9 @@ class WatchApp(App[None]):
             run = poll.runs[key]
             since = self.since(run, now)
             self.rows[key] = (run, since, self.line(run, since))
-        self.query_one(RunList).set_rows(list(self.rows), [line for *_, line in self.rows.values()])
+        self.query_one(RunList).set_rows(
+            list(self.rows), [line for _, _, line in self.rows.values()]
+        )
         if self.selected in keys:
             self.show_detail()
 
