@@ -291,7 +291,7 @@ def _parser() -> argparse.ArgumentParser:
     p = command(
         "watch",
         "follow every run live: a full-screen list, or JSON lines without a terminal",
-        "Follow the runs `ls` lists: what a hook records shows within a quarter second "
+        "Follow the runs `ls` lists: what a hook records shows within half a second "
         "(--interval), what only a transcript, status file or process shows within a "
         "second; a run is read again only when its evidence changed. On a terminal: a "
         "list, most urgent first, and the selected run's detail (j/k or arrows, enter: "

@@ -1,6 +1,6 @@
 """``agentspool watch``: the runs ``ls`` lists, followed live.
 
-Each tick is ``agentspool.poll_runs``: four times a second the event spool every hook
+Each tick is ``agentspool.poll_runs``: twice a second the event spool every hook
 appends to is stat'ed, and only the runs whose spool grew are signed and read again
 (incrementally, through the adapters' caches); once a second every run's signature is
 taken.
@@ -24,7 +24,7 @@ import agentspool
 from agentspool import RunPoll, RunSummary
 
 WAITING = ("question", "needs_input")
-INTERVAL = 0.25
+INTERVAL = 0.5
 """Seconds between ticks (``--interval``): what a hook records is on screen within it."""
 FULL_EVERY = 1.0
 """Seconds between polls that take every signature (transcripts, status files, processes:

@@ -20,7 +20,7 @@ SHOWN_WITHIN = 2.5
 """Seconds from a hook's exit (or a key) to the screen showing it: the list is drawn
 once a second, so up to one second, plus the read and the redraw on a loaded machine."""
 WAIT_SHOWN_WITHIN = 1.0
-"""A run that starts waiting on the operator is drawn at the next quarter-second tick
+"""A run that starts waiting on the operator is drawn at the next tick (twice a second)
 (issue 13: within a second)."""
 
 QUESTION = {
