@@ -194,22 +194,13 @@ def watch_tui(
     runtime: str, tmp: str, intervals: list[str], warmup: float, seconds: float
 ) -> list[float]:
     """One full-screen ``watch`` per interval, side by side, each in a private tmux server."""
-    from harness import tmux
+    from harness.watching import start_watch
 
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": tmp,
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-        "CLAUDE_CONFIG_DIR": os.path.join(tmp, "claude-home"),
-        "CODEX_HOME": os.path.join(tmp, "codex-home"),
-    }
-    argv = [sys.executable, "-m", "agentspool.cli.main", "watch", "--runtime-dir", runtime]
     panes = []
     try:
         for interval in intervals:
             panes.append(
-                tmux.start([*argv, "--interval", interval], cwd=tmp, env=env, width=200, height=60)
+                start_watch(runtime, home=tmp, args=["--interval", interval], width=200, height=60)
             )
         for pane in panes:
             pane.wait_for("runs", timeout=60)

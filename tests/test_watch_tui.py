@@ -5,14 +5,13 @@ a terminal: real hooks write the evidence of several runs, the screen is read ba
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 from harness import tmux
+from harness.watching import start_watch
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
@@ -56,16 +55,7 @@ def _state_of(name: str, state: str):
 def pane(runtime_dir, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-        "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"],
-        "CODEX_HOME": os.environ["CODEX_HOME"],
-    }
-    argv = [sys.executable, "-m", "agentspool.cli.main", "watch", "--runtime-dir", runtime_dir]
-    started = tmux.start(argv, cwd=str(tmp_path), env=env, width=160, height=40)
+    started = start_watch(runtime_dir, home=str(home), width=160, height=40)
     yield started
     started.kill()
 

@@ -18,10 +18,8 @@ detail pane must show the question and every option.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +28,7 @@ import pytest
 from harness import anthropic_server as api
 from harness import claude, codex, tmux
 from harness import responses_server as rs
+from harness.watching import start_watch
 
 import agentspool
 
@@ -132,20 +131,7 @@ def test_watch_shows_a_claude_question_and_a_codex_approval_within_a_second(
     anthropic, responses = servers
     home = tmp_path / "watcher"
     home.mkdir()
-    watch = tmux.start(
-        [sys.executable, "-m", "agentspool.cli.main", "watch", "--runtime-dir", runtime_dir],
-        cwd=str(tmp_path),
-        env={
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(home),
-            "TERM": "xterm-256color",
-            "LANG": "C.UTF-8",
-            "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"],
-            "CODEX_HOME": os.environ["CODEX_HOME"],
-        },
-        width=160,
-        height=50,
-    )
+    watch = start_watch(runtime_dir, home=str(home), width=160, height=50)
     codex_home = codex.make_home(responses.base_url, root=tmp_path / "codex")
     tui: claude.ClaudeTui | None = None
     try:
