@@ -18,7 +18,6 @@ RUNTIME_DIR_ENV = write.RUNTIME_DIR_ENV.encode()  # posix.environ is bytes
 RUN_ID_ENV = write.RUN_ID_ENV.encode()
 
 
-
 # A shell that ran the hook command without exec'ing it stands between the agent and
 # the hook: skipped when naming the agent process.
 _SHELLS = frozenset((b"sh", b"bash", b"dash", b"zsh", b"ksh", b"mksh", b"fish", b"busybox"))
@@ -137,7 +136,7 @@ def _wrapped_run(agent_pid: int, provider: str) -> tuple[str, str, int]:
     return runtime_dir, run_id, dir_fd
 
 
-def run(  # noqa: PLR0917 - one entry point, each provider passes what it is
+def run(
     argv: list[str],
     agent_pid_env: str = "",
     *,

@@ -166,11 +166,15 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
         return self.read_chat(session.session_id, "", session.transcript_path)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        if transcript_path and runtime_dir and not os.path.exists(transcript_path):
+        if (
+            transcript_path
+            and runtime_dir
+            and not os.path.exists(transcript_path)
+            and transcript_path in self._spool(run_id, runtime_dir).translator.ended_paths
+        ):
             # Deleted by the CLI at the session's end (it held no answer): not gone
             # evidence, the spool says what happened.
-            if transcript_path in self._spool(run_id, runtime_dir).translator.ended_paths:
-                transcript_path = ""
+            transcript_path = ""
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
         spool_drift = SourceDrift()
         cwd, pid = "", 0

@@ -234,7 +234,7 @@ class ChatParser:
             if line.type in ("user", "gemini", "info", "error", "warning"):
                 self._check(line.type, raw)
                 if line.toolCalls and "toolCall" not in self.drift.checked:
-                    self._check("toolCall", raw, lambda r: _first_tool_call_keys(r))
+                    self._check("toolCall", raw, _first_tool_call_keys)
                 self._current[line.id] = None
                 self._record(line, checkpoint=False)
             else:
@@ -310,13 +310,29 @@ class ChatParser:
         elif kind == "info":
             self._info(record)
         elif kind == "error":
-            self._add(record, Message(id=record.id, kind="error", role="system", is_error=True,
-                                      text=str(record.content or "")))
+            self._add(
+                record,
+                Message(
+                    id=record.id,
+                    kind="error",
+                    role="system",
+                    is_error=True,
+                    text=str(record.content or ""),
+                ),
+            )
             if self.lifecycle and not self._resync:
                 self._stop("failed", record.timestamp, "transcript:error")
         elif kind == "warning":
-            self._add(record, Message(id=record.id, kind="text", role="system", is_meta=True,
-                                      text=str(record.content or "")))
+            self._add(
+                record,
+                Message(
+                    id=record.id,
+                    kind="text",
+                    role="system",
+                    is_meta=True,
+                    text=str(record.content or ""),
+                ),
+            )
 
     def _add(self, record: _Record, message: Message, *, hidden: bool = False) -> None:
         if message.id in self._made:
@@ -355,8 +371,9 @@ class ChatParser:
         if prompt:
             summary = checkpoint and self._checkpoints > 0  # what /compress wrote
             kind: MessageKind = "summary" if summary else "text"
-            self._add(record, Message(id=record.id, kind=kind, role="user", text=prompt,
-                                      is_meta=summary))
+            self._add(
+                record, Message(id=record.id, kind=kind, role="user", text=prompt, is_meta=summary)
+            )
             if self.lifecycle and not (checkpoint or self._resync or context):
                 self._turn = record.id
                 self.events.append(
@@ -390,16 +407,29 @@ class ChatParser:
         self._derived.setdefault(record.id, [])
         self._price(record)
         parts = _parts(record.content)
-        for index, thought in enumerate(record.thoughts if isinstance(record.thoughts, list) else ()):
+        for index, thought in enumerate(
+            record.thoughts if isinstance(record.thoughts, list) else ()
+        ):
             text = _thought_text(thought)
             if text:
-                self._add(record, Message(id=f"{record.id}/thought/{index}", kind="thinking",
-                                          role="assistant", text=text))
+                self._add(
+                    record,
+                    Message(
+                        id=f"{record.id}/thought/{index}",
+                        kind="thinking",
+                        role="assistant",
+                        text=text,
+                    ),
+                )
         text = "\n".join(_texts(parts))
         if text:
             acknowledgement = checkpoint and self._checkpoints > 0
-            self._add(record, Message(id=record.id, kind="text", role="assistant", text=text,
-                                      is_meta=acknowledgement))
+            self._add(
+                record,
+                Message(
+                    id=record.id, kind="text", role="assistant", text=text, is_meta=acknowledgement
+                ),
+            )
         for index, call in enumerate(_calls(parts, "functionCall")):
             call_id = str(call.get("id") or "")
             args = call.get("args")
@@ -418,12 +448,7 @@ class ChatParser:
             )
         for entry in record.toolCalls or ():
             self._tool_call(record, entry)
-        if (
-            self.lifecycle
-            and text
-            and not record.toolCalls
-            and not (checkpoint or self._resync)
-        ):
+        if self.lifecycle and text and not record.toolCalls and not (checkpoint or self._resync):
             self._stop("completed", record.timestamp, "transcript:gemini")
 
     def _tool_call(self, record: _Record, entry: _ToolCall) -> None:
@@ -470,12 +495,19 @@ class ChatParser:
             turn = self._turn
             epoch = self.session_id
             self.events.append(
-                ev.ToolStarted(turn_id=turn, tool_use_id=entry.id, tool_name=entry.name,
-                               at=epoch_seconds(record.timestamp), source=source, epoch=epoch)
+                ev.ToolStarted(
+                    turn_id=turn,
+                    tool_use_id=entry.id,
+                    tool_name=entry.name,
+                    at=epoch_seconds(record.timestamp),
+                    source=source,
+                    epoch=epoch,
+                )
             )
             self.events.append(
-                ev.ToolFinished(turn_id=turn, tool_use_id=entry.id, at=at, source=source,
-                                epoch=epoch)
+                ev.ToolFinished(
+                    turn_id=turn, tool_use_id=entry.id, at=at, source=source, epoch=epoch
+                )
             )
 
     def _info(self, record: _Record) -> None:
@@ -484,15 +516,20 @@ class ChatParser:
             self._add(record, Message(id=record.id, kind="interrupt", role="system", text=text))
             # The whole history is re-recorded next, closed by a checkpoint.
             self._resync = True
-            self._stop("interrupted", record.timestamp, "transcript:info(Request cancelled.)",
-                       any_turn=True)
+            self._stop(
+                "interrupted",
+                record.timestamp,
+                "transcript:info(Request cancelled.)",
+                any_turn=True,
+            )
             return
-        self._add(record, Message(id=record.id, kind="text", role="system", text=text,
-                                  is_meta=True), hidden=not text)
+        self._add(
+            record,
+            Message(id=record.id, kind="text", role="system", text=text, is_meta=True),
+            hidden=not text,
+        )
 
-    def _stop(
-        self, outcome: Any, stamp: str, source: str, *, any_turn: bool = False
-    ) -> None:
+    def _stop(self, outcome: Any, stamp: str, source: str, *, any_turn: bool = False) -> None:
         """End the turn: the file's own (``lifecycle``), or whichever is open (hooks')."""
         if not (self.lifecycle or any_turn):
             return

@@ -33,7 +33,12 @@ class Kit:
 
     def transcript(self, directory: str, turns: int) -> str:
         path = os.path.join(
-            directory, ".gemini", "tmp", "work", "chats", f"session-2026-12-01T10-07-{SESSION[:8]}.jsonl"
+            directory,
+            ".gemini",
+            "tmp",
+            "work",
+            "chats",
+            f"session-2026-12-01T10-07-{SESSION[:8]}.jsonl",
         )
         os.makedirs(os.path.dirname(path), exist_ok=True)
         start = self._now()
@@ -79,7 +84,13 @@ class Kit:
             "name": "run_shell_command",
             "args": {"command": "echo hi"},
             "result": [
-                {"functionResponse": {"id": call_id, "name": "run_shell_command", "response": response}}
+                {
+                    "functionResponse": {
+                        "id": call_id,
+                        "name": "run_shell_command",
+                        "response": response,
+                    }
+                }
             ],
             "status": "success",
             "timestamp": done_at,
@@ -89,7 +100,12 @@ class Kit:
             "renderOutputAsMarkdown": False,
         }
         records: list[dict[str, Any]] = [
-            {"id": str(uuid.uuid4()), "timestamp": prompt_at, "type": "user", "content": [{"text": "say hi"}]},
+            {
+                "id": str(uuid.uuid4()),
+                "timestamp": prompt_at,
+                "type": "user",
+                "content": [{"text": "say hi"}],
+            },
             {"$set": {"lastUpdated": prompt_at}},
             answer,
             {"$set": {"lastUpdated": asked_at}},
@@ -99,7 +115,13 @@ class Kit:
                 "timestamp": done_at,
                 "type": "user",
                 "content": [
-                    {"functionResponse": {"id": call_id, "name": "run_shell_command", "response": response}}
+                    {
+                        "functionResponse": {
+                            "id": call_id,
+                            "name": "run_shell_command",
+                            "response": response,
+                        }
+                    }
                 ],
             },
             {
@@ -120,7 +142,7 @@ class Kit:
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         common = {"session_id": SESSION, "transcript_path": transcript_path, "cwd": "/work"}
         command = {"command": "touch approved.txt"}
-        hooks = [
+        hooks: list[tuple[str, dict[str, Any]]] = [
             ("SessionStart", {"source": "startup"}),
             ("BeforeAgent", {"prompt": "please touch approved.txt"}),
             ("BeforeTool", {"tool_name": "run_shell_command", "tool_input": command}),

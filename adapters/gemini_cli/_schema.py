@@ -10,7 +10,9 @@ these sets is schema drift: counted in ``Chat.drift``, never fatal.
 from __future__ import annotations
 
 _MESSAGE = frozenset({"id", "timestamp", "type", "content", "displayContent"})
-_METADATA = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "kind", "directories"})
+_METADATA = frozenset(
+    {"sessionId", "projectHash", "startTime", "lastUpdated", "kind", "directories"}
+)
 
 # Chat-file shapes: the metadata line, ``$set`` and ``$rewindTo`` lines, and one shape per
 # message ``type``; ``$set`` members are named ``$set.<key>``, a tool call's

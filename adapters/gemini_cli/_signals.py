@@ -109,8 +109,9 @@ class HookTranslator:
         source = f"hook:{name}"
         out: list[ev.Event] = []
         if name == "SessionStart":
-            out.append(ev.SessionStarted(how=hook.source or "startup", at=at, source=source,
-                                         epoch=session))
+            out.append(
+                ev.SessionStarted(how=hook.source or "startup", at=at, source=source, epoch=session)
+            )
         elif name == "BeforeAgent":
             self._prompts += 1
             turn = self._turns[session] = f"prompt-{self._prompts}"
@@ -119,31 +120,57 @@ class HookTranslator:
         elif name == "BeforeTool":
             self._tools += 1
             tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
-            call = _Call(session=session, turn=turn, tool_use_id=f"tool-{self._tools}",
-                         name=hook.tool_name, tool_input=tool_input)
+            call = _Call(
+                session=session,
+                turn=turn,
+                tool_use_id=f"tool-{self._tools}",
+                name=hook.tool_name,
+                tool_input=tool_input,
+            )
             self._calls.append(call)
-            out.append(ev.ToolStarted(turn_id=turn, tool_use_id=call.tool_use_id,
-                                      tool_name=call.name, at=at, source=source, epoch=session))
+            out.append(
+                ev.ToolStarted(
+                    turn_id=turn,
+                    tool_use_id=call.tool_use_id,
+                    tool_name=call.name,
+                    at=at,
+                    source=source,
+                    epoch=session,
+                )
+            )
             if call.name == QUESTION_TOOL:
                 out.append(self._wait(call, "question", at, source))
         elif name == "Notification":
             if hook.notification_type == PERMISSION:
                 details = hook.details if isinstance(hook.details, dict) else {}
-                call = self._match_confirmation(session, details)
-                if call is not None:
+                asked = self._match_confirmation(session, details)
+                if asked is not None:
                     kind = "question" if details.get("type") == "ask_user" else "approval"
-                    out.append(self._wait(call, kind, at, source))
+                    out.append(self._wait(asked, kind, at, source))
                 else:  # a confirmation of a call no BeforeTool named: unspecific
-                    out.append(ev.InputRequested(turn_id=turn, kind="approval", at=at,
-                                                 source=source, epoch=session))
+                    out.append(
+                        ev.InputRequested(
+                            turn_id=turn, kind="approval", at=at, source=source, epoch=session
+                        )
+                    )
         elif name == "AfterTool":
-            call = self._match_finished(session, hook)
-            if call is not None:
-                self._calls.remove(call)
-                out.append(ev.ToolFinished(turn_id=call.turn, tool_use_id=call.tool_use_id,
-                                           at=at, source=source, epoch=session))
-                out.append(ev.InputResolved(tool_use_id=call.tool_use_id, at=at, source=source,
-                                            epoch=session))
+            finished = self._match_finished(session, hook)
+            if finished is not None:
+                self._calls.remove(finished)
+                out.append(
+                    ev.ToolFinished(
+                        turn_id=finished.turn,
+                        tool_use_id=finished.tool_use_id,
+                        at=at,
+                        source=source,
+                        epoch=session,
+                    )
+                )
+                out.append(
+                    ev.InputResolved(
+                        tool_use_id=finished.tool_use_id, at=at, source=source, epoch=session
+                    )
+                )
         elif name == "AfterAgent":
             self._forget(session)
             self._turns.pop(session, None)

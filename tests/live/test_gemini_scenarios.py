@@ -155,7 +155,9 @@ class Run(ScenarioRun):
     def wait_idle_screen(self, timeout: float = 60.0) -> str:
         return self.wait_screen(gemini.is_idle_screen, timeout)
 
-    def wait_chat_record(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30.0) -> None:
+    def wait_chat_record(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30.0
+    ) -> None:
         deadline = time.monotonic() + timeout
         while not any(predicate(r) for f in self.home.chat_files() for r in gemini.read_jsonl(f)):
             if time.monotonic() > deadline:
@@ -175,8 +177,11 @@ class Run(ScenarioRun):
 
     # -- diagnostics
     def spool_keys(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-        keys = {k: payload[k] for k in ("source", "reason", "tool_name", "notification_type")
-                if payload.get(k)}
+        keys = {
+            k: payload[k]
+            for k in ("source", "reason", "tool_name", "notification_type")
+            if payload.get(k)
+        }
         if payload.get("session_id"):
             keys["session_id"] = _short(payload["session_id"])
         for key in ("tool_input", "details"):
@@ -220,7 +225,9 @@ class Run(ScenarioRun):
                     continue
                 calls = [(c.get("name"), c.get("status")) for c in rec.get("toolCalls") or ()]
                 content = json.dumps(rec.get("content"))[:60]
-                out.append(f"  {rec.get('timestamp', '')[11:23]} {rec.get('type')} {content} {calls}")
+                out.append(
+                    f"  {rec.get('timestamp', '')[11:23]} {rec.get('type')} {content} {calls}"
+                )
         with contextlib.suppress(Exception):
             out.append("canonical events (evidence-time order):")
             out += ["  " + line for line in self._events(path)]
@@ -344,7 +351,7 @@ def test_tui_prompt_working_approval_approved_idle(make_run: Callable[..., Run])
 
 
 def test_tui_denied_then_a_question_dismissed(make_run: Callable[..., Run]) -> None:
-    """"No" on a confirmation and Esc on a question form fire no hook at all: the chat
+    """ "No" on a confirmation and Esc on a question form fire no hook at all: the chat
     file's cancelled call and its "Request cancelled." record end the wait and the turn."""
     run = make_run(
         [
@@ -383,8 +390,10 @@ def test_tui_denied_then_a_question_dismissed(make_run: Callable[..., Run]) -> N
 
     run.press("Escape")
     run.wait_chat_record(
-        lambda r: any(c.get("name") == "ask_user" and c.get("status") == "cancelled"
-                      for c in r.get("toolCalls") or ())
+        lambda r: any(
+            c.get("name") == "ask_user" and c.get("status") == "cancelled"
+            for c in r.get("toolCalls") or ()
+        )
     )
     run.wait_idle_screen()
     chat = run.checkpoint("question dismissed", is_idle_after_turn)

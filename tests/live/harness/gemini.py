@@ -135,7 +135,9 @@ def make_home(
     return home
 
 
-def build_env(home: GeminiHome, extra_env: Mapping[str, str | None] | None = None) -> dict[str, str]:
+def build_env(
+    home: GeminiHome, extra_env: Mapping[str, str | None] | None = None
+) -> dict[str, str]:
     """A clean environment: nothing inherited but PATH (node must be found) and USER."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

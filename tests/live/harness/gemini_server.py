@@ -80,7 +80,9 @@ def text(s: str, *, chunk_delay: float = 0.0, chunks: int = 1, label: str = "") 
     return Reply([{"text": s}], chunk_delay=chunk_delay, chunks=chunks, label=label or "text")
 
 
-def slow_text(s: str, *, seconds: float = 30.0, chunks: int = 60, label: str = "slow_text") -> Reply:
+def slow_text(
+    s: str, *, seconds: float = 30.0, chunks: int = 60, label: str = "slow_text"
+) -> Reply:
     """Text streamed in ``chunks`` pieces spread over about ``seconds``."""
     return Reply([{"text": s}], chunk_delay=seconds / max(chunks, 1), chunks=chunks, label=label)
 
@@ -234,7 +236,9 @@ class GeminiServer:
         handler = type("Handler", (_Handler,), {"owner": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, name="gemini-server", daemon=True).start()
+        threading.Thread(
+            target=self._httpd.serve_forever, name="gemini-server", daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:
@@ -360,7 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
         if req.kind != "main":
             req.reply_label = "404"
             owner._record(req)
-            self._send_json(404, {"error": {"code": 404, "message": "no route", "status": "NOT_FOUND"}})
+            self._send_json(
+                404, {"error": {"code": 404, "message": "no route", "status": "NOT_FOUND"}}
+            )
             return
         reply = owner._next_reply()
         if reply.dynamic is not None:
@@ -390,7 +396,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "index": 0,
                 }
             ],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "usageMetadata": {
+                "promptTokenCount": 10,
+                "candidatesTokenCount": 5,
+                "totalTokenCount": 15,
+            },
             "modelVersion": MODEL_VERSION,
         }
 
@@ -442,7 +452,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._event(
                 {
                     "candidates": [
-                        {"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP", "index": 0}
+                        {
+                            "content": {"role": "model", "parts": [{"text": ""}]},
+                            "finishReason": "STOP",
+                            "index": 0,
+                        }
                     ],
                     "usageMetadata": reply.usage or USAGE,
                     "modelVersion": MODEL_VERSION,

@@ -30,13 +30,14 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
-from harness import gemini  # noqa: E402
+from harness import gemini, tmux  # noqa: E402
 from harness import gemini_server as gs  # noqa: E402
-from harness import tmux  # noqa: E402
 
 
 class Capture:
-    def __init__(self, name: str, replies: list[gs.Reply], *, settings: dict[str, Any] | None = None):
+    def __init__(
+        self, name: str, replies: list[gs.Reply], *, settings: dict[str, Any] | None = None
+    ):
         self.name = name
         self.out = HERE / name
         self.replies = replies
@@ -99,7 +100,8 @@ class Capture:
             for path in self.home.chat_files():
                 with contextlib.suppress(FileNotFoundError):
                     shutil.copy(path, target / path.name)
-            self.note(f"session files copied at `{checkpoint}`: {sorted(p.name for p in target.iterdir())}")
+            names = sorted(p.name for p in target.iterdir())
+            self.note(f"session files copied at `{checkpoint}`: {names}")
         chats = self.out / "chats"
         chats.mkdir(exist_ok=True)
         for name, data in self.seen.items():
@@ -170,7 +172,9 @@ class Capture:
 
 
 def tui_approve() -> None:
-    with Capture("tui-approve", [gs.shell("touch approved.txt"), gs.text("The file was created.")]) as c:
+    with Capture(
+        "tui-approve", [gs.shell("touch approved.txt"), gs.text("The file was created.")]
+    ) as c:
         c.start()
         c.submit("please touch approved.txt")
         c.wait_screen(gemini.APPROVAL_MARKER)
@@ -206,7 +210,9 @@ def tui_deny() -> None:
 
 
 def tui_approval_esc() -> None:
-    with Capture("tui-approval-esc", [gs.shell("touch never.txt"), gs.text("should not be used")]) as c:
+    with Capture(
+        "tui-approval-esc", [gs.shell("touch never.txt"), gs.text("should not be used")]
+    ) as c:
         c.start()
         c.submit("please touch never.txt")
         c.wait_screen(gemini.APPROVAL_MARKER)
