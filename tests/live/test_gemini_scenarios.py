@@ -310,6 +310,7 @@ def open_approval(run: Run, command: str) -> Chat:
 def test_tui_prompt_working_approval_approved_idle(make_run: Callable[..., Run]) -> None:
     call = gs.shell("touch approved.txt")
     answer = gs.text("The file was created.")
+    answer.parts.insert(0, {"text": "**Checking the result**\nThe touch ran.", "thought": True})
     run = make_run([call, answer])
     call_gate, answer_gate = run.gate(call), run.gate(answer)
     run.start_tui()
@@ -340,7 +341,8 @@ def test_tui_prompt_working_approval_approved_idle(make_run: Callable[..., Run])
     assert chat.transcript_path == done["transcript_path"]
     assert visible(chat, "assistant") == ["The file was created."]
     shown = [m for m in chat.messages if m.visibility == "visible" and not m.is_meta]
-    assert [m.kind for m in shown] == ["text", "tool_call", "tool_result", "text"]
+    assert [m.kind for m in shown] == ["text", "tool_call", "tool_result", "thinking", "text"]
+    assert shown[3].text == "Checking the result\nThe touch ran."
     assert shown[1].tool_use_id == shown[2].tool_use_id != ""
     assert shown[1].tool_input == {"command": "touch approved.txt"}
     assert [m.seq for m in chat.messages] == list(range(1, len(chat.messages) + 1))

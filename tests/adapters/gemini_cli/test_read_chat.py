@@ -75,6 +75,7 @@ def test_approval_then_approved(replay: ReplayFactory) -> None:
         ("text", "user", "please touch approved.txt"),
         ("tool_call", "assistant", ""),
         ("tool_result", "tool", "<untrusted_context>\nOutput: (e"),
+        ("thinking", "assistant", "Checking the result\nThe touch "),
         ("text", "assistant", "The file was created."),
     ]
     detail = assemble_session_detail(chat.messages)

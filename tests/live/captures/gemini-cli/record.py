@@ -172,9 +172,9 @@ class Capture:
 
 
 def tui_approve() -> None:
-    with Capture(
-        "tui-approve", [gs.shell("touch approved.txt"), gs.text("The file was created.")]
-    ) as c:
+    answer = gs.text("The file was created.")
+    answer.parts.insert(0, {"text": "**Checking the result**\nThe touch ran.", "thought": True})
+    with Capture("tui-approve", [gs.shell("touch approved.txt"), answer]) as c:
         c.start()
         c.submit("please touch approved.txt")
         c.wait_screen(gemini.APPROVAL_MARKER)
