@@ -11,9 +11,10 @@ canonical events, folded by the one reducer in evidence-time order; what decides
    call: matched to the newest open ``BeforeTool`` of the session → ``needs_input`` with
    ``pending_approval`` (the hook's tool and input; ``tool_use_id`` is the hook's own
    ``tool-<n>``, the CLI's call id is written only once the call completed). No hook
-   says it closed: the call's ``AfterTool`` (approved and run), the chat file's
-   ``cancelled`` tool call (denied, or Esc: no hook fires), the turn's or the session's
-   end, or the process gone.
+   says it closed: the approved shell command running under the gemini process, the
+   call's ``AfterTool`` (approved and run), the chat file's ``cancelled`` tool call
+   (denied, or Esc: no hook fires), the turn's or the session's end, or the process
+   gone.
 3. Otherwise the turn: ``BeforeAgent`` opens it, ``AfterAgent`` ends it (also after an
    API error, and after Esc while the model streams); the chat file's ``Request
    cancelled.`` record ends it when Esc or "No" answered a confirmation (no hook fires).
@@ -69,6 +70,7 @@ class _SpoolView:
     def refresh(self) -> None:
         for record in self.reader.read():
             self.events += self.translator.translate(record)
+        self.events += self.translator.commands_started()
 
     def liveness(self) -> list[Event]:
         """Not kept: a dead gemini process ends whatever its hooks left open."""

@@ -14,7 +14,9 @@ the kind (``details.type``: ``exec`` with the command, ``edit``, ``mcp``, ``ask_
 (same command first). Nothing fires when it closes: an approval ends with the call's
 ``AfterTool``; "No" and Esc fire nothing at all — the chat file's cancelled tool call
 and ``Request cancelled.`` record say so (``_chat``); the session's end or the process's
-death end it too. ``ask_user``'s ``BeforeTool`` is itself the question form opening.
+death end it too. Between the key and ``AfterTool`` (a build: minutes) nothing is
+written, so an approved shell command is seen running under the gemini process
+(``commands_started``). ``ask_user``'s ``BeforeTool`` is itself the question form opening.
 
 The agent process is the hook's parent (the node process the CLI restarted itself as,
 which writes the chat file and runs the tools); a hook that outlived it (a late
@@ -27,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.gemini_cli._chat import QUESTION_TOOL, dialog_for
@@ -88,6 +91,8 @@ class HookTranslator:
         self._turns: dict[str, str] = {}
         """Session → its open turn."""
         self._calls: list[_Call] = []
+        self._approvals: dict[str, Asked] = {}
+        """Session → the shell command approval asked and not yet proven answered."""
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
         hook = decode(record)
@@ -147,6 +152,14 @@ class HookTranslator:
                 if asked is not None:
                     kind = "question" if details.get("type") == "ask_user" else "approval"
                     out.append(self._wait(asked, kind, at, source))
+                    command = details.get("command") if details.get("type") == "exec" else ""
+                    self._approvals[session] = Asked(
+                        tool_use_id=asked.tool_use_id,
+                        command=command if isinstance(command, str) else "",
+                        mono_ns=record.mono_ns,
+                        at=at,
+                        epoch=session,
+                    )
                 else:  # a confirmation of a call no BeforeTool named: unspecific
                     out.append(
                         ev.InputRequested(
@@ -157,6 +170,10 @@ class HookTranslator:
             finished = self._match_finished(session, hook)
             if finished is not None:
                 self._calls.remove(finished)
+                if (asked_for := self._approvals.get(session)) is not None and (
+                    asked_for.tool_use_id == finished.tool_use_id
+                ):
+                    del self._approvals[session]
                 out.append(
                     ev.ToolFinished(
                         turn_id=finished.turn,
@@ -200,6 +217,23 @@ class HookTranslator:
 
     def _forget(self, session: str) -> None:
         self._calls = [c for c in self._calls if c.session != session]
+        self._approvals.pop(session, None)
+
+    def commands_started(self) -> list[ev.Event]:
+        """Approvals proven given by the approved shell command running (``approved``).
+
+        Gemini CLI 0.61.0 runs it as ``bash -c <script>``, a child of the gemini process
+        started ~0.1 s after the key, whose script holds the command on a line of its
+        own; nothing fires until the command ends (``AfterTool``)."""
+
+        def runs(_session: str, asked: Asked, _p: _proc.Proc, args: list[str]) -> bool:
+            line = "\n" + asked.command + "\n"
+            return any(line in arg for arg in args[1:])
+
+        found = approved(self.agent_pid, self.agent_seen_ns, self._approvals, runs)
+        for session, _ in found:
+            del self._approvals[session]
+        return [resolved for _, resolved in found]
 
     def _match_confirmation(self, session: str, details: dict[str, Any]) -> _Call | None:
         """The open call a confirmation is for: the newest of the session whose tool

@@ -352,6 +352,31 @@ def test_tui_prompt_working_approval_approved_idle(make_run: Callable[..., Run])
     assert {m.model for m in chat.messages if m.usage is not None} == {"gemini-3.8-flash"}
 
 
+def test_tui_approved_command_reads_working_while_it_runs(make_run: Callable[..., Run]) -> None:
+    """Between the key and ``AfterTool`` Gemini CLI writes nothing and fires nothing: the
+    approved command running under the gemini process is the evidence."""
+    command = "sleep 8 && echo done > done.txt"
+    run = make_run([gs.shell(command), gs.text("The command finished.")])
+    run.start_tui()
+    run.submit("run the long command")
+    open_approval(run, command)
+
+    approved = time.monotonic()
+    run.answer(["Enter"], gemini.APPROVAL_MARKER)
+    reads = run.watch(lambda: bool(run.hooks("AfterTool")), timeout=60)
+    ended = time.monotonic()
+    # ~8 s of the command running, read every 0.25 s: from 1 s after the key until its
+    # end, every read is working with nothing pending.
+    run.require_working(reads, approved + 1.0, ended, least=16)
+    events = [r.event for r in run.records()]
+    assert events[events.index("Notification") + 1] == "AfterTool", events
+
+    run.wait_hook("AfterAgent")
+    run.wait_idle_screen()
+    run.checkpoint("idle after the command", is_idle_after_turn)
+    assert (run.home.cwd / "done.txt").read_text() == "done\n"
+
+
 def test_tui_denied_then_a_question_dismissed(make_run: Callable[..., Run]) -> None:
     """ "No" on a confirmation and Esc on a question form fire no hook at all: the chat
     file's cancelled call and its "Request cancelled." record end the wait and the turn."""
