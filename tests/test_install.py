@@ -26,8 +26,8 @@ from agentspool.adapters.claude_code import _install as claude_install
 from agentspool.adapters.codex import _install as codex_install
 from agentspool.adapters.codex._lifecycle import events as codex_events
 from agentspool.adapters.codex._lifecycle import snake, trusted_hash
-from agentspool.adapters.gemini_cli import _install as gemini_install
 from agentspool.adapters.common import install
+from agentspool.adapters.gemini_cli import _install as gemini_install
 from agentspool.spool import commands
 
 CORPUS = Path(__file__).parent / "install_corpus"
