@@ -105,7 +105,9 @@ def _parser() -> argparse.ArgumentParser:
         "arm hooks for one run; print what to spawn the agent with",
         "Render the provider's per-run hook settings into the run dir and print what a "
         "spawn wrapper adds: a shell line `env K=V … <args>` to paste before the agent's "
-        "own arguments, or with --json the Spawn object.",
+        "own arguments, or with --json the Spawn object. A CLI with no per-run settings "
+        "(Gemini CLI) is armed by the hooks `agentspool install` put in its own settings: "
+        "setup checks they are there and hands the run over in the environment.",
     )
     run_args(p)
     json_arg(p, "the Spawn (args, env, settings_path, run_dir)")
@@ -114,7 +116,8 @@ def _parser() -> argparse.ArgumentParser:
         "--config-home",
         default=None,
         metavar="DIR",
-        help="with --trust config: the CLI's config dir (default: where the CLI looks)",
+        help="with --trust config, or for a CLI armed by its installed hooks: the CLI's "
+        "config dir (default: where the CLI looks)",
     )
     p.set_defaults(func=_cmd_setup)
 
