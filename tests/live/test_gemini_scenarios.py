@@ -129,19 +129,12 @@ class Run(ScenarioRun):
         assert self.pane is not None
         self.pane.send_keys(*keys)
 
-    def answer(self, keys: list[str], marker: str, timeout: float = 20.0) -> None:
-        """Press ``keys`` on the dialog showing ``marker``, again while it stays (a key
-        that lands while the dialog is still being drawn is dropped)."""
+    def answer(self, keys: list[str], marker: str) -> None:
         assert self.pane is not None
-        deadline = time.monotonic() + timeout
-        while True:
-            self.pane.send_keys(*keys)
-            try:
-                self.pane.wait_until(lambda s: marker not in s, timeout=4.0)
-                return
-            except tmux.TmuxTimeoutError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"{keys} never answered {marker!r}\n{self.dump()}")
+        try:
+            gemini.answer(self.pane, keys, marker)
+        except tmux.TmuxTimeoutError:
+            pytest.fail(f"{keys} never answered {marker!r}\n{self.dump()}")
 
     def wait_screen(self, needle: str | Callable[[str], bool], timeout: float = 60.0) -> str:
         assert self.pane is not None

@@ -17,6 +17,7 @@ API::
     env = build_env(home, extra_env)
     proc = run_print(home, "prompt", extra_args=[...])          # CompletedProcess
     pane = start_tui(home, extra_args=[...], extra_env={...})   # tmux.Pane, at its prompt
+    submit(pane, "prompt"); answer(pane, ["Enter"], APPROVAL_MARKER); wait_exited(pane)
     home.chat_files()                                           # session-*.jsonl, oldest first
     logging_hooks(log_dir)                                      # a settings "hooks" object
     home.cleanup()
@@ -270,6 +271,20 @@ def submit(pane: tmux.Pane, text: str, *, timeout: float = 15.0) -> None:
         pane.send_keys("Enter")
         try:
             pane.wait_until(lambda s: composer_text(s) != text, timeout=3.0)
+            return
+        except tmux.TmuxTimeoutError:
+            if time.monotonic() > deadline:
+                raise
+
+
+def answer(pane: tmux.Pane, keys: Sequence[str], marker: str, timeout: float = 20.0) -> None:
+    """Press ``keys`` on the dialog showing ``marker``, again while it stays: a key that
+    lands while a dialog is still being drawn can be dropped (as in Claude Code's TUI)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pane.send_keys(*keys)
+        try:
+            pane.wait_until(lambda s: marker not in s, timeout=4.0)
             return
         except tmux.TmuxTimeoutError:
             if time.monotonic() > deadline:
