@@ -110,7 +110,7 @@ class GeminiHome:
     def cleanup(self, *, keep: bool = False) -> None:
         """Kill every tmux server started for this home, then delete the root."""
         for pane in self.panes:
-            kill_pane(pane)
+            pane.kill_tree()
         self.panes.clear()
         if not keep:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -291,40 +291,6 @@ def answer(pane: tmux.Pane, keys: Sequence[str], marker: str, timeout: float = 2
                 raise
 
 
-def kill_pane(pane: tmux.Pane) -> None:
-    """Kill the tmux server and every process started in the pane."""
-    try:
-        pid = pane.pane_pid()
-    except Exception:  # noqa: BLE001 - server already gone
-        pid = None
-    if pid:
-        for p in [*descendants(pid), pid]:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(p, 9)
-    pane.kill()
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as fh:
-                stat = fh.read()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    out: list[int] = []
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            out.append(child)
-            stack.append(child)
-    return out
-
-
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -340,7 +306,7 @@ def wait_exited(pane: tmux.Pane, timeout: float = 60.0) -> None:
     seen leaving "Pane is dead" undrawn after its processes had exited.)"""
     pid = pane.pane_pid()
     deadline = time.monotonic() + timeout
-    while _alive(pid) or any(_alive(p) for p in descendants(pid)):
+    while _alive(pid) or any(_alive(p) for p in tmux.descendants(pid)):
         if time.monotonic() > deadline:
             raise TimeoutError(f"gemini still running {timeout}s after /quit")
         time.sleep(0.1)
@@ -349,7 +315,7 @@ def wait_exited(pane: tmux.Pane, timeout: float = 60.0) -> None:
 def gemini_pids(pane: tmux.Pane) -> list[int]:
     """The node processes under the pane: the launcher, then the CLI it restarted itself as."""
     out = []
-    for pid in descendants(pane.pane_pid()):
+    for pid in tmux.descendants(pane.pane_pid()):
         try:
             exe = os.readlink(f"/proc/{pid}/exe")
         except OSError:

@@ -432,7 +432,7 @@ def tui_long_command() -> None:
         assert c.pane is not None
         tree = [
             (p, Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")[:120].decode())
-            for p in gemini.descendants(c.pane.pane_pid())
+            for p in tmux.descendants(c.pane.pane_pid())
             if Path(f"/proc/{p}/cmdline").exists()
         ]
         c.note(f"processes under the pane while it runs: {tree}")
