@@ -39,6 +39,18 @@ agent, ``None`` when its evidence cannot tell — so a subagent cannot declare i
 parent's task state; ``own_run(runtime_dir, environ) -> list[str]`` names the
 hand-started run of the agent whose command has ``environ``, from the CLI's own
 variables, when the process ancestry cannot (ADR 0019).
+
+Two more optional members serve reading one session whole (``agentspool show``, ADR
+0027): ``session_at(path) -> Session | None`` says whether the file at ``path`` is a
+transcript this CLI wrote, and which session it holds (``None``: not this CLI's);
+``read_session_with_subagents(session) -> Chat`` is ``read_session`` whose ``messages``
+also hold every subagent's records from the subagents' own files — the session's own
+records first, then each subagent's, every subagent's group opened by a ``subagent``
+link record whose ``parent_id`` is the spawning tool call (the one the session's own
+stream holds, else one the adapter adds from the CLI's files), ``seq`` 1…n over the
+whole, ``usage`` summed. ``(agent_id, id)`` is unique in it. It is for a reading of the
+whole session at once: a subagent's records come after the session's own, so the
+``seq`` of a subagent's record moves as the session's own transcript grows.
 """
 
 from __future__ import annotations

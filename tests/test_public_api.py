@@ -18,6 +18,7 @@ PINNED = [
     "Activity",
     "Adapter",
     "AgentspoolError",
+    "AmbiguousSessionError",
     "Capabilities",
     "Chat",
     "ChatState",
@@ -44,8 +45,11 @@ PINNED = [
     "RunPoll",
     "RunSummary",
     "RuntimeDirError",
+    "Session",
     "SessionDetail",
+    "SessionNotFoundError",
     "SessionStore",
+    "SessionView",
     "SettingsError",
     "Spawn",
     "StoreError",
@@ -63,6 +67,7 @@ PINNED = [
     "assemble_session_detail",
     "declare",
     "explain",
+    "find_session",
     "install",
     "list_runs",
     "locate_transcript",
@@ -73,6 +78,7 @@ PINNED = [
     "run",
     "run_key",
     "setup",
+    "show_session",
     "spool_sig",
     "sweep_spools",
     "tidy",
@@ -102,7 +108,7 @@ def test_every_name_resolves_and_every_function_says_what_it_does() -> None:
 def test_every_exception_is_one_tree() -> None:
     errors = [getattr(agentspool, n) for n in PINNED if n.endswith("Error")]
     assert all(issubclass(e, agentspool.AgentspoolError) for e in errors)
-    assert len(errors) == 12
+    assert len(errors) == 14
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -38,6 +38,7 @@ from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, Transcript
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
@@ -199,6 +200,37 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             pid=pid,
             process=process_state(pid, gone) if pid else "unknown",
         )
+
+    def session_at(self, path: str) -> Session | None:
+        from agentspool.adapters.claude_code._sessions import session_at
+
+        return session_at(path)
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session``, then each subagent's own transcript, opened by a link record
+        made from its meta file: the main transcript of 2.1.328 holds no record of the
+        subagent's id until the agent's result (never, for one still running), while the
+        meta file names the spawning call from the start."""
+        from agentspool.adapters.claude_code._sessions import cwd_of, subagent_meta
+
+        chat = self.read_session(session)
+        if not chat.cwd:
+            chat.cwd = cwd_of(session.transcript_path)
+        subagents = []
+        for path in self.subagent_transcripts(session.transcript_path):
+            child = self.read_chat(session.session_id, "", path)
+            agent_id = next((m.agent_id for m in child.messages if m.agent_id), "")
+            if not agent_id:
+                continue  # no conversation record yet
+            meta = subagent_meta(path)
+            link = link_record(
+                agent_id,
+                meta.tool_use_id,
+                text=meta.description,
+                timestamp=child.messages[0].timestamp,
+            )
+            subagents.append((link, child))
+        return with_subagents(chat, subagents)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)

@@ -54,6 +54,7 @@ from agentspool.adapters.codex._rollout import (
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.subagents import head_lines, with_subagents
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested, SessionEnded
 from agentspool.core.merge import EventMerger
@@ -64,6 +65,7 @@ from agentspool.core.seam import (
     Drift,
     InstallReport,
     InstallScope,
+    Message,
     ProcessState,
     Session,
     SourceDrift,
@@ -118,6 +120,33 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
         if name == wanted and name != QUESTION_TOOL and turn in ("", pending.turn_id):
             return msgspec.structs.replace(pending, tool_use_id=call_id)
     return pending
+
+
+class _MetaPayload(msgspec.Struct, gc=False):
+    id: str = ""
+    cwd: str = ""
+
+
+class _MetaHead(msgspec.Struct, gc=False):
+    """A rollout's first line, as far as ``session_at`` reads it."""
+
+    type: str = ""
+    payload: _MetaPayload = msgspec.field(default_factory=_MetaPayload)
+
+
+_decode_head = msgspec.json.Decoder(_MetaHead).decode
+
+
+def _rollout_of(thread_id: str, beside: str) -> str:
+    """The rollout of a thread: in the directory ``beside`` first, else anywhere under
+    ``$CODEX_HOME/sessions/YYYY/MM/DD``; ``""`` when none is found."""
+    tree = os.path.join(glob.escape(_lifecycle.codex_home()), "sessions", "*", "*", "*")
+    for where in (glob.escape(beside), tree):
+        for suffix in (".jsonl", ".jsonl.zst"):
+            found = glob.glob(os.path.join(where, f"rollout-*-{glob.escape(thread_id)}{suffix}"))
+            if found:
+                return sorted(found)[0]
+    return ""
 
 
 # What Codex 0.169.0 puts in every shell command's environment (docs/providers/codex.md §5.9).
@@ -203,6 +232,54 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
 
     def read_session(self, session: Session) -> Chat:
         return self.read_chat(session.session_id, "", session.transcript_path)
+
+    def session_at(self, path: str) -> Session | None:
+        """A rollout: a ``.jsonl`` whose first record is ``session_meta``; a
+        ``.jsonl.zst`` by its name (``rollout-<time>-<thread id>``), not decompressed."""
+        if not os.path.isfile(path):
+            return None
+        if path.endswith(".jsonl.zst"):
+            thread = thread_id_from_path(path)
+            return Session(session_id=thread, transcript_path=path) if thread else None
+        if not path.endswith(".jsonl"):
+            return None
+        for raw in head_lines(path):
+            try:
+                head = _decode_head(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                return None
+            if head.type != "session_meta":
+                return None
+            thread = head.payload.id or thread_id_from_path(path)
+            if not thread:
+                return None
+            return Session(session_id=thread, transcript_path=path, cwd=head.payload.cwd)
+        return None
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session``, then each sub-agent's own rollout: the ones the session's
+        ``spawn_agent`` link records name (the rollout holds them), and theirs in turn.
+        A sub-agent's rollout is looked for beside the session's, then under
+        ``$CODEX_HOME/sessions``; one not found is left out (its link record stays)."""
+        chat = self.read_session(session)
+        if not chat.cwd:
+            chat.cwd = self._read_view(session.session_id, "", session.transcript_path).parser.cwd
+        seen = {session.session_id}
+        subagents: list[tuple[Message | None, Chat]] = []
+        pending = [chat]
+        while pending:
+            spawner = pending.pop(0)
+            for record in spawner.messages:
+                child_id = record.agent_id
+                if record.kind != "subagent" or not child_id or child_id in seen:
+                    continue
+                seen.add(child_id)
+                path = _rollout_of(child_id, os.path.dirname(session.transcript_path))
+                if path:
+                    child = self.read_chat(session.session_id, "", path)
+                    subagents.append((None, child))
+                    pending.append(child)
+        return with_subagents(chat, subagents)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)

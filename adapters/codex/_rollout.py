@@ -84,6 +84,7 @@ class _SessionMeta(msgspec.Struct, gc=False):
     thread_source: str | None = None
     agent_nickname: str | None = None
     cli_version: str = ""
+    cwd: str = ""
 
 
 class _Part(msgspec.Struct, gc=False):
@@ -337,6 +338,8 @@ class RolloutParser:
         self.agent_id = ""
         """The thread id when this rollout is a sub-agent's, else ``""``."""
         self.nickname = ""
+        self.cwd = ""
+        """The working directory ``session_meta`` names."""
         self.corrupt = 0
         self.unknown = 0
         self.drift = DriftCounter(ROLLOUT_FIELDS)
@@ -456,6 +459,7 @@ class RolloutParser:
             return  # a later session_meta (resume, fork) does not change the identity
         self._meta_seen = True
         self.thread_id = meta.id or self.thread_id
+        self.cwd = meta.cwd
         self.parent_thread_id = meta.parent_thread_id or ""
         subagent = isinstance(meta.source, dict) and "subagent" in meta.source
         if subagent or meta.thread_source == "subagent" or self.parent_thread_id:
