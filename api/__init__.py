@@ -41,7 +41,12 @@ if TYPE_CHECKING:
         uninstall,
         untrust,
     )
-    from agentspool.core.detail import SessionDetail, assemble_session_detail
+    from agentspool.core.detail import (
+        SessionDetail,
+        SubagentGroup,
+        ToolInvocation,
+        assemble_session_detail,
+    )
     from agentspool.core.runs import RunSummary
     from agentspool.core.seam import (
         Activity,
@@ -143,8 +148,10 @@ _LAZY = {
     ),
     **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
     **dict.fromkeys(["SessionView", "find_session", "show_session"], "agentspool.sessions"),
-    "SessionDetail": "agentspool.core.detail",
-    "assemble_session_detail": "agentspool.core.detail",
+    **dict.fromkeys(
+        ["SessionDetail", "SubagentGroup", "ToolInvocation", "assemble_session_detail"],
+        "agentspool.core.detail",
+    ),
     "SessionStore": "agentspool.core.store",
     "RunSummary": "agentspool.core.runs",
     "SweepReport": "agentspool.spool.sweep",
@@ -207,10 +214,12 @@ __all__ = [
     "SettingsError",
     "Spawn",
     "StoreError",
+    "SubagentGroup",
     "SweepReport",
     "TaskState",
     "TidyReport",
     "TidyRun",
+    "ToolInvocation",
     "TranscriptGoneError",
     "Transition",
     "Trust",

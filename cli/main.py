@@ -17,6 +17,8 @@ import agentspool
 from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
 
 if TYPE_CHECKING:
+    import msgspec
+
     from agentspool import Chat
 
 EXIT_OK = 0
@@ -38,6 +40,9 @@ exit status:
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
 """
+
+SHOW_LINES = 6
+"""``show --lines``: lines shown of each tool result, thinking block and summary."""
 
 RUNTIME_DIR_HELP = (
     "the runtime dir holding the runs' spools (default: $AGENTSPOOL_RUNTIME_DIR, "
@@ -386,6 +391,46 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_tidy)
 
     p = command(
+        "show",
+        "print one session: prompts, answers, tool calls and results, subagents, usage",
+        "Print a session as a person reads it: a header (provider, session, transcript, "
+        "cwd, models, time, state, totals), then turn by turn the prompt, the answer, "
+        "thinking (dimmed, cut), each tool call with its input summarized and its result "
+        "(cut to --lines, errors marked), the subagents a call spawned indented under it, "
+        "compactions, summaries and interrupts marked, and the usage of each turn. Any "
+        "provider's session: by its id, the start of its id, or its transcript file. "
+        "Without a terminal the text has no colours and no wrapping; --json prints the "
+        "SessionDetail (assemble_session_detail over the session's records and its "
+        "subagents').",
+    )
+    p.add_argument(
+        "session",
+        metavar="SESSION",
+        help="a session id, the start of one, or the path of a transcript file",
+    )
+    p.add_argument(
+        "--include-inactive",
+        action="store_true",
+        help="also show the records the provider marks superseded (rewind, branch), "
+        "marked [superseded]",
+    )
+    p.add_argument(
+        "--lines",
+        type=int,
+        default=SHOW_LINES,
+        metavar="N",
+        help="lines shown of each tool result, thinking block and summary; 0 shows "
+        "them whole (default: %(default)s)",
+    )
+    p.add_argument(
+        "--pager",
+        action="store_true",
+        help="on a terminal, page the output through $PAGER (default: less -R)",
+    )
+    json_arg(p, "the SessionDetail (conversation, tools, orphan_results, subagents, ...)")
+    p.set_defaults(func=_cmd_show)
+
+    p = command(
         "replay",
         "show the transitions a run's evidence and ledger made, with time and source",
         "Fold the run's evidence again — its spool, transcript and status file, read "
@@ -420,6 +465,29 @@ def _print_json(value: Any) -> None:
     import msgspec
 
     sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
+
+
+def _print_json_by_item(value: msgspec.Struct) -> None:
+    """``_print_json`` of a Struct, the same bytes, written a list item at a time: a long
+    session's detail is tens of MB of JSON, and it is never in memory whole."""
+    import msgspec
+
+    encode = msgspec.json.Encoder().encode
+    out = sys.stdout.buffer
+    out.write(b"{")
+    for i, (name, key) in enumerate(
+        zip(value.__struct_fields__, value.__struct_encode_fields__, strict=True)
+    ):
+        out.write(b"," * (i > 0) + encode(key) + b":")
+        field = getattr(value, name)
+        if isinstance(field, list):
+            out.write(b"[")
+            for j, item in enumerate(field):
+                out.write(b"," * (j > 0) + encode(item))
+            out.write(b"]")
+        else:
+            out.write(encode(field))
+    out.write(b"}\n")
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
@@ -628,6 +696,31 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    view = agentspool.show_session(args.session, include_inactive=args.include_inactive)
+    if view.chat.drift:
+        print(drift_warning(view.provider, view.session.session_id, view.chat), file=sys.stderr)
+    try:
+        if args.json:
+            _print_json_by_item(view.detail)
+        else:
+            from agentspool.cli.show import print_view  # rich: only this command pays for it
+
+            print_view(view, lines=args.lines, pager=args.pager)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_gone()
+    return EXIT_OK
+
+
+def _stdout_gone() -> None:
+    """The reader left (``show | head``): done, not an error. Nothing more may reach the
+    closed pipe, not even the interpreter's flush at exit."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _cmd_lifecycle(args: argparse.Namespace) -> int:
     result = agentspool.declare(
         args.task_state,
@@ -704,11 +797,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
                 write=write,
             )
         except BrokenPipeError:
-            # The reader left (`watch | head -1`): done, not an error. Nothing more may
-            # reach the closed pipe, not even the interpreter's flush at exit.
-            import os
-
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _stdout_gone()  # `watch | head -1`
             return EXIT_OK
     from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
 
