@@ -25,6 +25,10 @@ obligations run hermetically against every provider:
   while the transcript grows, encode the same at the end
 * ``spool_sig`` moves whenever a read of the located transcript would answer otherwise
   (a hook, a transcript append), and holds still while nothing changes
+* with the optional ``session_at``: the session of its own transcript is named (the id
+  its reads give), anything else — another provider's transcript, a JSON file that is no
+  transcript, a missing file — is not; with ``read_session_with_subagents``: the
+  session's own records come first, unchanged, and the whole is one complete stream
 """
 
 from __future__ import annotations
@@ -288,6 +292,44 @@ class AdapterConformance:
             assemble_session_detail(Parse(messages=grown, complete=False))
         whole = assemble_session_detail(Parse(messages=grown, complete=True))
         assert whole == assemble_session_detail(grown)
+
+    def test_session_at_names_its_own_transcripts_and_nothing_else(
+        self, adapter: Adapter, adapter_name: str, kit: Kit, tmp_path: object
+    ) -> None:
+        session_at = getattr(adapter, "session_at", None)
+        if session_at is None:
+            pytest.skip("no session_at: `agentspool show` finds its sessions by id only")
+        path = kit.transcript(str(tmp_path), 1)
+        session = session_at(path)
+        assert session is not None
+        assert session.transcript_path == path
+        assert session.session_id == adapter.read_chat("run-1", "", path).transcript_id
+        others = []
+        for name in KITS:
+            if name != adapter_name and name in registry.builtin_names():
+                directory = os.path.join(str(tmp_path), name)
+                os.mkdir(directory)
+                others.append(load_kit(name).transcript(directory, 1))
+        plain = os.path.join(str(tmp_path), "plain.jsonl")
+        with open(plain, "w") as fh:
+            fh.write('{"hello": "world"}\n')
+        for path in [*others, plain, os.path.join(str(tmp_path), "missing.jsonl")]:
+            assert session_at(path) is None, path
+
+    def test_a_session_read_with_subagents_is_its_own_records_first_and_complete(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        from agentspool.core.detail import assemble_session_detail
+        from agentspool.core.seam import Session
+
+        read = getattr(adapter, "read_session_with_subagents", None)
+        if read is None:
+            pytest.skip("no read_session_with_subagents: shown with its own records only")
+        session = Session(session_id="run-1", transcript_path=kit.transcript(str(tmp_path), 2))
+        whole = read(session)
+        own = adapter.read_session(session).messages
+        assert whole.messages[: len(own)] == own
+        assemble_session_detail(whole.messages)  # seq 1…n: one complete parse
 
     def test_a_dropped_adapter_frees_its_parse_at_once(
         self, adapter: Adapter, kit: Kit, tmp_path: object

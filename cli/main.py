@@ -34,7 +34,7 @@ exit status:
   {EXIT_OK}    ok
   {EXIT_ERROR}    an error; one line on stderr says what and where
   {EXIT_USAGE}    bad usage
-  {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read)
+  {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read, show)
   {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run, a
        subagent declaring, uncommitted changes without --force)
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback

@@ -392,7 +392,7 @@ def _turns(view: SessionView) -> tuple[list[tuple[Message, Usage]], Usage]:
     before = _usage(own[: bounds[0]] if bounds else own)
     turns = [
         (own[start], _usage(own[start:end]))
-        for start, end in zip(bounds, [*bounds[1:], len(own)], strict=True)
+        for start, end in zip(bounds, [*bounds[1:], len(own)][: len(bounds)], strict=True)
     ]
     return turns, before
 

@@ -26,6 +26,7 @@ COMMANDS = [
     "lifecycle",
     "tidy",
     "replay",
+    "show",
     "untrust",
     "watch",
     "demo",
