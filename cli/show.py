@@ -77,14 +77,11 @@ class Renderer:
         self.joined = {id(t.result) for t in detail.tools if t.result is not None}
         called = {t.tool_use_id for t in detail.tools if t.tool_use_id}
         self.spawned: dict[str, list[SubagentGroup]] = {}
-        self.unlinked: list[SubagentGroup] = []
         for group in detail.subagents:
             if group.spawned_by in called:
                 self.spawned.setdefault(group.spawned_by, []).append(group)
-            else:
-                self.unlinked.append(group)
         self.drawn: set[str] = set()
-        """Subagents drawn already (a spawn cycle in damaged records draws each once)."""
+        """Subagents drawn already: each once, under its call, else after the turns."""
         records: dict[str, list[Message]] = {}
         for message in view.chat.messages:
             if message.agent_id:
@@ -98,24 +95,18 @@ class Renderer:
         turns, before = _turns(self.view)
         own = [m for m in self.view.detail.conversation if not m.agent_id]
         starts = {prompt.seq: n for n, (prompt, _) in enumerate(turns, 1)}
-        shown_any_turn = False
         for message in own:
             n = starts.get(message.seq)
             if n is not None:
-                if shown_any_turn:
-                    self.usage_entry(0, turns[n - 2][1])
-                shown_any_turn = True
-                self.rule(f"turn {n}" + _at(turns[n - 1][0].timestamp, " · "))
-            elif not shown_any_turn and message is own[0]:
+                self.usage_entry(0, turns[n - 2][1] if n > 1 else before)
+                self.rule(f"turn {n}" + _at(message.timestamp, " · "))
+            elif message is own[0]:
                 self.rule("before the first prompt")
             self.record(0, message)
-        if shown_any_turn:
-            self.usage_entry(0, turns[-1][1])
-        elif before.input_tokens or before.output_tokens:
-            self.usage_entry(0, before)
-        for group in self.unlinked:
-            if group.agent_id not in self.drawn:
-                self.rule(f"subagent {group.agent_id} (its spawning call is not in the records)")
+        self.usage_entry(0, turns[-1][1] if turns else before)
+        for group in self.view.detail.subagents:
+            if group.agent_id not in self.drawn:  # its spawning call is not drawn
+                self.rule(f"subagent {group.agent_id}, not under a call the records show")
                 self.subagent(0, group)
 
     def header(self) -> None:

@@ -215,7 +215,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
 
         chat = self.read_session(session)
         if not chat.cwd:
-            chat.cwd = cwd_of(session.transcript_path)
+            chat.cwd = session.cwd or cwd_of(session.transcript_path)
         subagents = []
         for path in self.subagent_transcripts(session.transcript_path):
             child = self.read_chat(session.session_id, "", path)

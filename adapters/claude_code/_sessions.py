@@ -94,10 +94,12 @@ def session_at(path: str) -> Session | None:
     never). A subagent's own file names its parent's session."""
     if not path.endswith(".jsonl") or not os.path.isfile(path):
         return None
+    session_id = cwd = ""
     for head in _heads(path):
-        if head.session_id:
-            return Session(session_id=head.session_id, transcript_path=path, cwd=cwd_of(path))
-    return None
+        session_id, cwd = session_id or head.session_id, cwd or head.cwd
+        if session_id and cwd:
+            break
+    return Session(session_id=session_id, transcript_path=path, cwd=cwd) if session_id else None
 
 
 def cwd_of(path: str) -> str:
