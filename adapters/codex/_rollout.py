@@ -84,6 +84,7 @@ class _SessionMeta(msgspec.Struct, gc=False):
     thread_source: str | None = None
     agent_nickname: str | None = None
     cli_version: str = ""
+    cwd: str = ""
 
 
 class _Part(msgspec.Struct, gc=False):
@@ -343,6 +344,8 @@ class RolloutParser:
         self.cli_version = ""
         """``session_meta.cli_version``: the latest one (a resumed thread may be a newer
         CLI's)."""
+        self.cwd = ""
+        """The thread's working directory, as its first ``session_meta`` names it."""
         self._unchecked: list[str] = []
         """Shapes whose first record was met in the block being read: checked after it."""
         self.turn = ""
@@ -457,6 +460,7 @@ class RolloutParser:
         self._meta_seen = True
         self.thread_id = meta.id or self.thread_id
         self.parent_thread_id = meta.parent_thread_id or ""
+        self.cwd = meta.cwd
         subagent = isinstance(meta.source, dict) and "subagent" in meta.source
         if subagent or meta.thread_source == "subagent" or self.parent_thread_id:
             self.agent_id = self.thread_id

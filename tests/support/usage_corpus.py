@@ -20,8 +20,8 @@ Claude Code (``write_claude(config_dir)``, ``$CLAUDE_CONFIG_DIR/projects/<slug>/
 
 Codex (``write_codex(codex_home)``, ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…``)
     ``CODEX_MAIN`` (cwd ``/srv/alpha``): two turns, the model switched between them by a
-    ``turn_context``; cached input; a response that left no output item (its usage record
-    follows the previous response's).
+    ``turn_context``; cached input; a function call and its output between two
+    responses.
     ``CODEX_CHILD``: a sub-agent's own rollout (``parent_thread_id`` = the main thread).
 
 Timestamps are fixed (October 2026), so date filters and day groups are exact.
@@ -479,8 +479,6 @@ def write_codex(codex_home: str | os.PathLike[str]) -> None:
     )
     main.answer("2026-10-05T12:00:04.000Z", "msg_c1", "Fixed.")
     main.usage("2026-10-05T12:00:04.500Z", "t1", "resp_2", 12500, 12000, 40, 0)
-    # A response with no output item: its usage record has no item of its own.
-    main.usage("2026-10-05T12:00:05.000Z", "t1", "resp_3", 12600, 12400, 5, 5)
     main.done("2026-10-05T12:00:05.500Z", "t1")
     main.turn("2026-10-06T08:30:00.000Z", "t2", "gpt-5.1-codex-mini", "/srv/alpha", "and docs")
     main.answer("2026-10-06T08:30:02.000Z", "msg_c2", "Documented.")
