@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         tidy,
         uninstall,
         untrust,
+        usage,
     )
     from agentspool.core.detail import SessionDetail, assemble_session_detail
     from agentspool.core.runs import RunSummary
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from agentspool.core.store import SessionStore
+    from agentspool.core.usage import UsageGrouping, UsageReport, UsageRow
     from agentspool.demo import DemoReplay, DemoRun, DemoStep
     from agentspool.errors import (
         AgentspoolError,
@@ -110,6 +112,7 @@ _LAZY = {
             "tidy",
             "uninstall",
             "untrust",
+            "usage",
         ],
         "agentspool.api",
     ),
@@ -140,6 +143,7 @@ _LAZY = {
     "SessionDetail": "agentspool.core.detail",
     "assemble_session_detail": "agentspool.core.detail",
     "SessionStore": "agentspool.core.store",
+    **dict.fromkeys(["UsageGrouping", "UsageReport", "UsageRow"], "agentspool.core.usage"),
     "RunSummary": "agentspool.core.runs",
     "SweepReport": "agentspool.spool.sweep",
     **dict.fromkeys(
@@ -205,6 +209,9 @@ __all__ = [
     "UnknownProviderError",
     "UnsupportedError",
     "Usage",
+    "UsageGrouping",
+    "UsageReport",
+    "UsageRow",
     "__version__",
     "assemble_session_detail",
     "declare",
@@ -224,6 +231,7 @@ __all__ = [
     "tidy",
     "uninstall",
     "untrust",
+    "usage",
 ]
 
 

@@ -40,7 +40,7 @@ from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_d
 from agentspool.spool.write import LEDGER_FILE, RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
-    from agentspool.core.usage import Grouping, SessionInfo, UsageReport
+    from agentspool.core.usage import SessionInfo, UsageGrouping, UsageReport
     from agentspool.spool.sweep import SweepReport
 
 __all__ = [
@@ -865,7 +865,7 @@ def _archive_order(stamp: str) -> tuple[int, ...]:
 
 def usage(
     *,
-    by: Grouping = "day",
+    by: UsageGrouping = "day",
     since: dt.date | None = None,
     until: dt.date | None = None,
     providers: Sequence[str] | None = None,

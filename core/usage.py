@@ -54,16 +54,14 @@ from agentspool.core.pricing import PriceTable
 from agentspool.core.seam import Message, Usage
 
 __all__ = [
-    "GROUPINGS",
-    "Grouping",
     "SessionInfo",
+    "UsageGrouping",
     "UsageReport",
     "UsageRow",
     "usage_report",
 ]
 
-Grouping = Literal["day", "session", "model", "project"]
-GROUPINGS: tuple[Grouping, ...] = ("day", "session", "model", "project")
+UsageGrouping = Literal["day", "session", "model", "project"]
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,7 +102,7 @@ class UsageRow(msgspec.Struct, kw_only=True):
 
 
 class UsageReport(msgspec.Struct, kw_only=True):
-    by: Grouping
+    by: UsageGrouping
     since: str = ""
     until: str = ""
     timezone: str
@@ -189,7 +187,7 @@ def _moment(stamp: str) -> dt.datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
 
 
-def _key(entry: _Entry, by: Grouping) -> str:
+def _key(entry: _Entry, by: UsageGrouping) -> str:
     if by == "day":
         return entry.day
     if by == "session":
@@ -229,7 +227,7 @@ def usage_report(
     sessions: Iterable[tuple[SessionInfo, Iterable[Message]]],
     *,
     prices: PriceTable,
-    by: Grouping = "day",
+    by: UsageGrouping = "day",
     since: dt.date | None = None,
     until: dt.date | None = None,
     tz: dt.tzinfo | None = None,

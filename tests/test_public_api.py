@@ -59,6 +59,9 @@ PINNED = [
     "UnknownProviderError",
     "UnsupportedError",
     "Usage",
+    "UsageGrouping",
+    "UsageReport",
+    "UsageRow",
     "__version__",
     "assemble_session_detail",
     "declare",
@@ -78,6 +81,7 @@ PINNED = [
     "tidy",
     "uninstall",
     "untrust",
+    "usage",
 ]
 
 

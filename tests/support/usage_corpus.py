@@ -104,8 +104,7 @@ class _Claude:
     def reply(
         self,
         stamp: str,
-        message_id: str,
-        request_id: str,
+        ids: tuple[str, str],
         model: str,
         usage: dict[str, Any],
         blocks: list[dict[str, Any]],
@@ -113,7 +112,9 @@ class _Claude:
         stop_reason: str | None = "end_turn",
         **extra: Any,
     ) -> None:
-        """One API message: one line per content block, each repeating the usage."""
+        """One API message (``ids``: its ``message.id`` and ``requestId``): one line per
+        content block, each repeating the usage."""
+        message_id, request_id = ids
         for index, block in enumerate(blocks):
             self._base(
                 "assistant",
@@ -175,18 +176,20 @@ def _alpha_history(alpha: _Claude) -> None:
     alpha.prompt("2026-10-01T09:00:00.000Z", "list the files")
     alpha.reply(
         "2026-10-01T09:00:04.000Z",
-        "msg_alpha_1",
-        "req_alpha_1",
+        ("msg_alpha_1", "req_alpha_1"),
         SONNET,
         _usage(12, 340, write=5000),
-        [_text("Listing."), {"type": "thinking", "thinking": "ls it"}, _tool("toolu_a1", command="ls")],
+        [
+            _text("Listing."),
+            {"type": "thinking", "thinking": "ls it"},
+            _tool("toolu_a1", command="ls"),
+        ],
         stop_reason="tool_use",
     )
     alpha.tool_result("2026-10-01T09:00:05.000Z", "toolu_a1", "a.txt\nb.txt")
     alpha.reply(
         "2026-10-01T09:00:07.000Z",
-        "msg_alpha_2",
-        "req_alpha_2",
+        ("msg_alpha_2", "req_alpha_2"),
         SONNET,
         _usage(3, 120, write=400, read=5000),
         [_text("Two files.")],
@@ -195,8 +198,7 @@ def _alpha_history(alpha: _Claude) -> None:
     alpha.prompt("2026-10-01T23:59:00.000Z", "/model opus, then explain b.txt")
     alpha.reply(
         "2026-10-01T23:59:30.000Z",
-        "msg_alpha_3",
-        "req_alpha_3",
+        ("msg_alpha_3", "req_alpha_3"),
         OPUS,
         _usage(8, 900, write=1200, read=5400),
         [{"type": "thinking", "thinking": "read it"}, _text("b.txt holds b.")],
@@ -214,8 +216,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     alpha.prompt("2026-10-02T10:01:00.000Z", "write a long essay")
     alpha.reply(
         "2026-10-02T10:01:03.000Z",
-        "msg_alpha_4",
-        "req_alpha_4",
+        ("msg_alpha_4", "req_alpha_4"),
         OPUS,
         _usage(5, 1, read=6600),
         [_text("Once upon")],
@@ -226,8 +227,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     alpha.prompt("2026-10-02T10:02:00.000Z", "ask a helper to count lines")
     alpha.reply(
         "2026-10-02T10:02:02.000Z",
-        "msg_alpha_5",
-        "req_alpha_5",
+        ("msg_alpha_5", "req_alpha_5"),
         OPUS,
         _usage(6, 80, write=300, read=6600),
         [_tool("toolu_agent", "Agent", description="count", prompt="wc -l *")],
@@ -240,8 +240,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     sub.prompt("2026-10-02T10:02:03.500Z", "wc -l *")
     sub.reply(
         "2026-10-02T10:02:05.000Z",
-        "msg_sub_1",
-        "req_sub_1",
+        ("msg_sub_1", "req_sub_1"),
         HAIKU,
         _usage(40, 60, write=2100),
         [_tool("toolu_s1", command="wc -l a.txt b.txt")],
@@ -250,8 +249,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     sub.tool_result("2026-10-02T10:02:06.000Z", "toolu_s1", "2 total")
     sub.reply(
         "2026-10-02T10:02:08.000Z",
-        "msg_sub_2",
-        "req_sub_2",
+        ("msg_sub_2", "req_sub_2"),
         HAIKU,
         _usage(4, 25, read=2100),
         [_text("2 lines in all.")],
@@ -266,8 +264,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     fork.prompt("2026-10-03T08:00:00.000Z", "now in the fork: delete a.txt")
     fork.reply(
         "2026-10-03T08:00:02.000Z",
-        "msg_fork_1",
-        "req_fork_1",
+        ("msg_fork_1", "req_fork_1"),
         SONNET,
         _usage(2, 70, write=800, read=6600),
         [_text("Deleted.")],
@@ -278,8 +275,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     beta.prompt("2026-10-02T14:00:00.000Z", "hello")
     beta.reply(
         "2026-10-02T14:00:02.000Z",
-        "msg_beta_1",
-        "req_beta_1",
+        ("msg_beta_1", "req_beta_1"),
         UNKNOWN_MODEL,
         _usage(900, 45, write=100),
         [_text("Hi from a model no table prices.")],
@@ -287,8 +283,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     beta.prompt("2026-10-03T09:00:00.000Z", "again")
     beta.reply(
         "2026-10-03T09:00:02.000Z",
-        "msg_beta_2",
-        "req_beta_2",
+        ("msg_beta_2", "req_beta_2"),
         SONNET,
         _usage(30, 15, read=900),
         [_text("Hi again.")],
@@ -299,8 +294,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     legacy.prompt("2026-10-04T11:00:00.000Z", "review this")
     legacy.reply(
         "2026-10-04T11:00:02.000Z",
-        "msg_legacy_1",
-        "req_legacy_1",
+        ("msg_legacy_1", "req_legacy_1"),
         SONNET,
         _usage(50, 30, write=700),
         [_tool("toolu_l1", "Task", description="review", prompt="review")],
@@ -310,8 +304,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     legacy.prompt("2026-10-04T11:00:03.000Z", "review")
     legacy.reply(
         "2026-10-04T11:00:05.000Z",
-        "msg_legacy_side",
-        "req_legacy_side",
+        ("msg_legacy_side", "req_legacy_side"),
         SONNET,
         _usage(20, 11, write=650),
         [_text("Looks fine.")],
@@ -320,8 +313,7 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
     legacy.tool_result("2026-10-04T11:00:06.000Z", "toolu_l1", "Looks fine.")
     legacy.reply(
         "2026-10-04T11:00:08.000Z",
-        "msg_legacy_2",
-        "req_legacy_2",
+        ("msg_legacy_2", "req_legacy_2"),
         SONNET,
         _usage(6, 9, read=700),
         [_text("Reviewed.")],
@@ -398,8 +390,11 @@ class _Rollout:
         )
 
     def usage(
-        self, stamp: str, turn: str, response: str, inp: int, cached: int, out: int, reasoning: int
+        self, stamp: str, turn: str, response: str, tokens: tuple[int, int, int, int]
     ) -> None:
+        """One response's usage (``tokens``: input with cached, cached, output, reasoning),
+        as a usage record and a ``token_count`` event."""
+        inp, cached, out, reasoning = tokens
         last = {
             "input_tokens": inp,
             "cached_input_tokens": cached,
@@ -471,24 +466,24 @@ def write_codex(codex_home: str | os.PathLike[str]) -> None:
             "call_id": "call_1",
         },
     )
-    main.usage("2026-10-05T12:00:01.500Z", "t1", "resp_1", 12000, 8000, 300, 120)
+    main.usage("2026-10-05T12:00:01.500Z", "t1", "resp_1", (12000, 8000, 300, 120))
     main.line(
         "2026-10-05T12:00:03.000Z",
         "response_item",
         {"type": "function_call_output", "call_id": "call_1", "output": "ok"},
     )
     main.answer("2026-10-05T12:00:04.000Z", "msg_c1", "Fixed.")
-    main.usage("2026-10-05T12:00:04.500Z", "t1", "resp_2", 12500, 12000, 40, 0)
+    main.usage("2026-10-05T12:00:04.500Z", "t1", "resp_2", (12500, 12000, 40, 0))
     main.done("2026-10-05T12:00:05.500Z", "t1")
     main.turn("2026-10-06T08:30:00.000Z", "t2", "gpt-5.1-codex-mini", "/srv/alpha", "and docs")
     main.answer("2026-10-06T08:30:02.000Z", "msg_c2", "Documented.")
-    main.usage("2026-10-06T08:30:02.500Z", "t2", "resp_4", 13000, 12500, 220, 60)
+    main.usage("2026-10-06T08:30:02.500Z", "t2", "resp_4", (13000, 12500, 220, 60))
     main.done("2026-10-06T08:30:03.000Z", "t2")
     main.write(home, "2026-10-05T12:00:00.000Z")
 
     child = _Rollout(CODEX_CHILD, "/srv/alpha", parent=CODEX_MAIN)
     child.turn("2026-10-05T12:00:02.000Z", "t1c", "gpt-5-codex", "/srv/alpha", "run the tests")
     child.answer("2026-10-05T12:00:02.500Z", "msg_k1", "Tests pass.")
-    child.usage("2026-10-05T12:00:02.800Z", "t1c", "resp_k1", 3000, 0, 90, 30)
+    child.usage("2026-10-05T12:00:02.800Z", "t1c", "resp_k1", (3000, 0, 90, 30))
     child.done("2026-10-05T12:00:03.000Z", "t1c")
     child.write(home, "2026-10-05T12:00:02.000Z")
