@@ -29,6 +29,7 @@ COMMANDS = [
     "untrust",
     "watch",
     "demo",
+    "usage",
 ]
 
 
