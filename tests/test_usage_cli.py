@@ -35,6 +35,8 @@ def test_json_by_session_has_the_four_token_kinds_and_null_for_no_price(capsys) 
         corpus.LEGACY,
         corpus.CODEX_MAIN,
         corpus.CODEX_CHILD,
+        corpus.GAMMA,
+        corpus.GAMMA_FORK,
     }
     fork = rows[corpus.FORK]
     assert [fork[k] for k in ("input_tokens", "output_tokens")] == [2, 70]

@@ -261,6 +261,8 @@ def test_every_session_of_the_corpus_with_its_subagents_and_a_fork_counted_once(
         corpus.LEGACY: (50 + 20 + 6, 30 + 11 + 9, 700, 700 + 650),
         corpus.CODEX_MAIN: (4000 + 500 + 500, 300 + 40 + 220, 8000 + 12000 + 12500, 0),
         corpus.CODEX_CHILD: (3000, 90, 0, 0),
+        corpus.GAMMA: (9 + 4, 400 + 90, 3000, 3000 + 500),
+        corpus.GAMMA_FORK: (3, 600, 3500, 700),
     }
     alpha = rows[corpus.ALPHA]
     assert (alpha.provider, alpha.project) == ("claude-code", "/srv/alpha")
@@ -292,6 +294,7 @@ def test_the_corpus_per_day_in_two_zones_and_filtered() -> None:
         "2026-10-02": 5 + 6 + 40 + 4 + 900,
         "2026-10-03": 2 + 30,
         "2026-10-04": 76,
+        "2026-10-08": 9 + 4 + 3,
     }
     tokyo = agentspool.usage(
         timezone="Asia/Tokyo",

@@ -17,6 +17,8 @@ Claude Code (``write_claude(config_dir)``, ``$CLAUDE_CONFIG_DIR/projects/<slug>/
     ``BETA`` (cwd ``/srv/beta``): a model no price table knows, and a second day.
     ``LEGACY`` (cwd ``/srv/beta``): an older CLI's file, where a subagent's records are in
     the main file (``isSidechain: true``), one with usage.
+    ``GAMMA`` and ``GAMMA_FORK`` (cwd ``/srv/gamma``): a fork again, whose session id
+    sorts before its original's (ALPHA's fork sorts after ALPHA).
 
 Codex (``write_codex(codex_home)``, ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…``)
     ``CODEX_MAIN`` (cwd ``/srv/alpha``): two turns, the model switched between them by a
@@ -38,6 +40,8 @@ ALPHA = "a1a1a1a1-0000-4000-8000-00000000a1a1"
 FORK = "f0f0f0f0-0000-4000-8000-00000000f0f0"
 BETA = "b2b2b2b2-0000-4000-8000-00000000b2b2"
 LEGACY = "c3c3c3c3-0000-4000-8000-00000000c3c3"
+GAMMA = "e7e7e7e7-0000-4000-8000-00000000e7e7"
+GAMMA_FORK = "0d0d0d0d-0000-4000-8000-000000000d0d"
 SUBAGENT = "a5ub0000000000001"
 CODEX_MAIN = "01a22000-0000-7000-8000-00000000c0de"
 CODEX_CHILD = "01a22000-0000-7000-8000-00000000c1d0"
@@ -319,6 +323,38 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
         [_text("Reviewed.")],
     )
     legacy.write(projects / "-srv-beta" / f"{LEGACY}.jsonl")
+
+    gamma = _Claude(GAMMA, "/srv/gamma")
+    gamma.prompt("2026-10-08T09:00:00.000Z", "plan the release")
+    gamma.reply(
+        "2026-10-08T09:00:03.000Z",
+        ("msg_gamma_1", "req_gamma_1"),
+        SONNET,
+        _usage(9, 400, write=3000),
+        [_text("Step one, step two.")],
+    )
+    gamma.prompt("2026-10-08T09:05:00.000Z", "shorter")
+    gamma.reply(
+        "2026-10-08T09:05:02.000Z",
+        ("msg_gamma_2", "req_gamma_2"),
+        SONNET,
+        _usage(4, 90, write=500, read=3000),
+        [_text("Two steps.")],
+    )
+    gamma.write(projects / "-srv-gamma" / f"{GAMMA}.jsonl")
+    gamma_fork = _Claude(GAMMA_FORK, "/srv/gamma")
+    gamma_fork.lines = [{**line, "sessionId": GAMMA_FORK} for line in gamma.lines]
+    gamma_fork.parent = gamma.lines[-1]["uuid"]
+    gamma_fork.n = 100
+    gamma_fork.prompt("2026-10-08T11:00:00.000Z", "now write it down")
+    gamma_fork.reply(
+        "2026-10-08T11:00:04.000Z",
+        ("msg_gamma_fork_1", "req_gamma_fork_1"),
+        SONNET,
+        _usage(3, 600, write=700, read=3500),
+        [_text("Written.")],
+    )
+    gamma_fork.write(projects / "-srv-gamma" / f"{GAMMA_FORK}.jsonl")
 
 
 class _Rollout:
