@@ -306,7 +306,7 @@ def test_the_corpus_per_day_in_two_zones_and_filtered() -> None:
     assert [(r.key, r.input_tokens) for r in tokyo.rows] == [
         ("2026-10-02", 8 + 5 + 6 + 40 + 4 + 900)
     ]
-    assert agentspool.usage(since=dt.date(2026, 10, 7)).rows == []
+    assert agentspool.usage(since=dt.date(2026, 10, 9)).rows == []
 
 
 @pytest.mark.usefixtures("written")
