@@ -258,7 +258,7 @@ def test_every_session_of_the_corpus_with_its_subagents_and_a_fork_counted_once(
         corpus.ALPHA: (*ALPHA, *ALPHA_CACHE),
         corpus.FORK: (2, 70, 6600, 800),
         corpus.BETA: (900 + 30, 45 + 15, 900, 100),
-        corpus.LEGACY: (50 + 20 + 6, 30 + 11 + 9, 700, 700 + 650),
+        corpus.LEGACY: (50 + 20 + 6 + 7, 30 + 11 + 9 + 13, 700 + 1350, 700 + 650),
         corpus.CODEX_MAIN: (4000 + 500 + 500, 300 + 40 + 220, 8000 + 12000 + 12500, 0),
         corpus.CODEX_CHILD: (3000, 90, 0, 0),
         corpus.GAMMA: (9 + 4, 400 + 90, 3000, 3000 + 500),
@@ -293,7 +293,7 @@ def test_the_corpus_per_day_in_two_zones_and_filtered() -> None:
         "2026-10-01": 12 + 3 + 8,
         "2026-10-02": 5 + 6 + 40 + 4 + 900,
         "2026-10-03": 2 + 30,
-        "2026-10-04": 76,
+        "2026-10-04": 50 + 20 + 6 + 7,
         "2026-10-08": 9 + 4 + 3,
     }
     tokyo = agentspool.usage(

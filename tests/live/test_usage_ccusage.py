@@ -146,6 +146,6 @@ def test_every_session_of_the_generated_corpus_agrees_but_a_fork_sorting_first(
     # The cases both count alike, each in its session (hand-counted in test_usage.py).
     assert ours["claude-code", corpus.ALPHA] == (78, 1526, 25700, 9000)
     assert ours["claude-code", corpus.FORK] == (2, 70, 6600, 800)
-    assert ours["claude-code", corpus.LEGACY] == (76, 50, 700, 1350)
+    assert ours["claude-code", corpus.LEGACY] == (83, 63, 2050, 1350)
     assert ours["codex", corpus.CODEX_MAIN] == (5000, 560, 32500, 0)
     assert ours["codex", corpus.CODEX_CHILD] == (3000, 90, 0, 0)

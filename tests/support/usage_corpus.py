@@ -16,7 +16,8 @@ Claude Code (``write_claude(config_dir)``, ``$CLAUDE_CONFIG_DIR/projects/<slug>/
     a turn of its own.
     ``BETA`` (cwd ``/srv/beta``): a model no price table knows, and a second day.
     ``LEGACY`` (cwd ``/srv/beta``): an older CLI's file, where a subagent's records are in
-    the main file (``isSidechain: true``), one with usage.
+    the main file (``isSidechain: true``), one with usage; and a message of two content
+    blocks without ``requestId``.
     ``GAMMA`` and ``GAMMA_FORK`` (cwd ``/srv/gamma``): a fork again, whose session id
     sorts before its original's (ALPHA's fork sorts after ALPHA).
 
@@ -321,6 +322,14 @@ def write_claude(config_dir: str | os.PathLike[str]) -> None:
         SONNET,
         _usage(6, 9, read=700),
         [_text("Reviewed.")],
+    )
+    legacy.prompt("2026-10-04T11:01:00.000Z", "and the tests?")
+    legacy.reply(  # no requestId: older CLIs wrote none
+        "2026-10-04T11:01:02.000Z",
+        ("msg_legacy_3", ""),
+        SONNET,
+        _usage(7, 13, read=1350),
+        [_text("They pass."), _text("All of them.")],
     )
     legacy.write(projects / "-srv-beta" / f"{LEGACY}.jsonl")
 

@@ -103,7 +103,7 @@ def test_a_subagent_response_an_older_cli_wrote_into_the_main_file_keeps_its_usa
     assert len(side) == 1
     assert (side[0].visibility, side[0].kind, side[0].text) == ("hidden", "text", "")
     assert (side[0].model, side[0].usage.cache_write_tokens) == (usage_corpus.SONNET, 650)
-    assert parser.usage.input_tokens == (50 + 700) + (20 + 650) + (6 + 700)
+    assert parser.usage.input_tokens == (50 + 700) + (20 + 650) + (6 + 700) + (7 + 1350)
     detail = assemble_session_detail(parser.messages)
     assert detail.usage == parser.usage
     assert "Looks fine." not in [m.text for m in detail.conversation if m.role == "assistant"]
