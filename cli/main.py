@@ -919,7 +919,7 @@ def _zone(text: str) -> str:
 
 def _cost(row: UsageRow) -> str:
     if row.cost_usd is None:
-        return "no price" if row.unpriced_tokens else "$0.00"
+        return "no price"
     cost = (
         f"${row.cost_usd:,.2f}"
         if row.cost_usd >= 0.01 or not row.cost_usd
@@ -943,7 +943,12 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(show_footer=bool(report.rows), box=None, pad_edge=False)
+    # Not a terminal (a file, a pipe): as wide as the table needs, never wrapped at 80.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 1000)
+    if not report.rows:
+        console.print("no usage recorded" + _usage_span(report))
+        return EXIT_OK
+    table = Table(show_footer=True, box=None, pad_edge=False)
     total = report.total
     table.add_column(_USAGE_KEY[report.by], footer="Total", no_wrap=True)
     extra = {"session": ["Provider", "Project"], "model": ["Provider"]}.get(report.by, [])
@@ -975,11 +980,6 @@ def _cmd_usage(args: argparse.Namespace) -> int:
             )
         ]
         table.add_row(*cells, _cost(row))
-    # Not a terminal (a file, a pipe): as wide as the table needs, never wrapped at 80.
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 1000)
-    if not report.rows:
-        console.print("no usage recorded" + _usage_span(report))
-        return EXIT_OK
     console.print(table)
     notes = [
         f"prices as of {report.prices_taken}; days in {report.timezone} time" + _usage_span(report)

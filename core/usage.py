@@ -119,7 +119,6 @@ class _Entry(msgspec.Struct, kw_only=True, gc=False):
     model: str
     message_id: str
     usage: Usage
-    day: str = ""
 
 
 def _has_tokens(usage: Usage) -> bool:
@@ -187,19 +186,20 @@ def _moment(stamp: str) -> dt.datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
 
 
-def _key(entry: _Entry, by: UsageGrouping) -> str:
+def _key(entry: _Entry, by: UsageGrouping, day: str) -> tuple[str, str]:
+    """The row's key, and the provider it is unique within (sessions only)."""
     if by == "day":
-        return entry.day
+        return "", day
     if by == "session":
-        return entry.session.session_id
+        return entry.session.provider, entry.session.session_id
     if by == "model":
-        return entry.model
-    return entry.session.project
+        return "", entry.model
+    return "", entry.session.project
 
 
 def _add(row: UsageRow, entry: _Entry, cost: float | None) -> None:
     if not row.total_tokens:  # the row's first entry (every entry has tokens)
-        row.provider, row.first = entry.session.provider, entry.timestamp
+        row.provider = entry.session.provider
     elif row.provider != entry.session.provider:
         row.provider = ""
     usage = entry.usage
@@ -233,7 +233,7 @@ def usage_report(
     tz: dt.tzinfo | None = None,
 ) -> UsageReport:
     """Totals per ``by`` group, and over all (module docstring: every rule)."""
-    rows: dict[str, UsageRow] = {}
+    rows: dict[tuple[str, str], UsageRow] = {}
     total = UsageRow(key="total")
     for entry in _once(sessions):
         moment = _moment(entry.timestamp) if entry.timestamp else None
@@ -245,17 +245,16 @@ def usage_report(
             (since is not None and day < since) or (until is not None and day > until)
         ):
             continue
-        entry.day = day.isoformat() if day is not None else ""
         price_day = moment.astimezone(dt.UTC).date() if moment is not None else dt.date.max
         cost = prices.cost(entry.model, price_day, entry.usage)
-        key = _key(entry, by)
+        key = _key(entry, by, day.isoformat() if day is not None else "")
         row = rows.get(key)
         if row is None:
-            row = rows[key] = UsageRow(key=key)
+            row = rows[key] = UsageRow(key=key[1])
             if by == "session":
                 row.project, row.path = entry.session.project, entry.session.path
             elif by == "project":
-                row.project = key
+                row.project = key[1]
         _add(row, entry, cost)
         _add(total, entry, cost)
     ordered = sorted(rows.values(), key=lambda r: (r.first, r.key) if by == "session" else (r.key,))
