@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         tidy,
         uninstall,
         untrust,
+        usage,
     )
     from agentspool.core.detail import (
         SessionDetail,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from agentspool.core.store import SessionStore
+    from agentspool.core.usage import UsageGrouping, UsageReport, UsageRow
     from agentspool.demo import DemoReplay, DemoRun, DemoStep
     from agentspool.errors import (
         AgentspoolError,
@@ -119,6 +121,7 @@ _LAZY = {
             "tidy",
             "uninstall",
             "untrust",
+            "usage",
         ],
         "agentspool.api",
     ),
@@ -153,6 +156,7 @@ _LAZY = {
         "agentspool.core.detail",
     ),
     "SessionStore": "agentspool.core.store",
+    **dict.fromkeys(["UsageGrouping", "UsageReport", "UsageRow"], "agentspool.core.usage"),
     "RunSummary": "agentspool.core.runs",
     "SweepReport": "agentspool.spool.sweep",
     **dict.fromkeys(
@@ -226,6 +230,9 @@ __all__ = [
     "UnknownProviderError",
     "UnsupportedError",
     "Usage",
+    "UsageGrouping",
+    "UsageReport",
+    "UsageRow",
     "__version__",
     "assemble_session_detail",
     "declare",
@@ -247,6 +254,7 @@ __all__ = [
     "tidy",
     "uninstall",
     "untrust",
+    "usage",
 ]
 
 

@@ -8,8 +8,9 @@ carries a second meaning here (it does on the adapter seam, ``agentspool.core.se
 
 from __future__ import annotations
 
+import datetime as dt
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -23,6 +24,7 @@ from agentspool.core.seam import (
     Chat,
     InstallReport,
     InstallScope,
+    Message,
     Session,
     Spawn,
     TaskState,
@@ -38,6 +40,7 @@ from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_d
 from agentspool.spool.write import LEDGER_FILE, RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
+    from agentspool.core.usage import SessionInfo, UsageGrouping, UsageReport
     from agentspool.spool.sweep import SweepReport
 
 __all__ = [
@@ -65,6 +68,7 @@ __all__ = [
     "tidy",
     "uninstall",
     "untrust",
+    "usage",
 ]
 
 
@@ -857,3 +861,88 @@ def replay(run_id: str, runtime_dir: str | None = None, *, archive: str | None =
 def _archive_order(stamp: str) -> tuple[int, ...]:
     """``<seconds>[.<n>]`` in the order the sweeps made them."""
     return tuple(int(part) if part.isdigit() else -1 for part in stamp.split("."))
+
+
+def usage(
+    *,
+    by: UsageGrouping = "day",
+    since: dt.date | None = None,
+    until: dt.date | None = None,
+    providers: Sequence[str] | None = None,
+    timezone: str | None = None,
+    prices: str | None = None,
+) -> UsageReport:
+    """Token totals — input, output, cache reads and cache writes kept apart — and their
+    cost, per day, session, model or project (``by``), over every session the agent
+    CLIs' own files hold (ADR 0025; ``agentspool.core.usage`` states every rule).
+
+    ``since``/``until``: keep the days within them, both inclusive. Days are counted in
+    ``timezone`` (an IANA name; ``None``: the machine's local time). ``providers``: only
+    these (``None``: every registered one). ``prices``: a price table file of the shipped
+    table's shape (``None``: the shipped table). A model without a price is shown with
+    ``cost_usd=None``, never 0, and every cost says how many tokens it leaves out.
+
+    Raises ``SettingsError`` for a price file that is not a table,
+    ``UnknownProviderError`` for a provider not registered, and
+    ``zoneinfo.ZoneInfoNotFoundError`` for a zone that does not exist.
+    """
+    from agentspool.core.pricing import load_prices
+    from agentspool.core.usage import usage_report
+
+    table = load_prices(prices)
+    zone = None
+    if timezone is not None:
+        import zoneinfo
+
+        zone = zoneinfo.ZoneInfo(timezone)
+    names = list(providers) if providers is not None else registry.names()
+    for name in names:
+        registry.load(name)  # an unknown name fails before anything is read
+    return usage_report(
+        _usage_sessions(names, since),
+        prices=table,
+        by=by,
+        since=since,
+        until=until,
+        tz=zone,
+    )
+
+
+def _usage_sessions(
+    providers: Sequence[str], since: dt.date | None
+) -> Iterator[tuple[SessionInfo, list[Message]]]:
+    """Usage's one input: every session of ``providers`` with its canonical records,
+    today read from the CLIs' own files through the adapters' discovery (``sessions``,
+    then ``read_session``; a Claude-like adapter's ``subagent_transcripts`` join their
+    session). A session store that indexes every transcript can stand in for this one
+    function: it yields the same pairs.
+
+    ``since``: a transcript not written to for two days before it holds no record on or
+    after it in any time zone, so it is not read."""
+    from agentspool.core.usage import SessionInfo
+
+    cutoff = 0.0
+    if since is not None:
+        start = dt.datetime.combine(since - dt.timedelta(days=2), dt.time(), dt.UTC)
+        cutoff = start.timestamp()
+    for name in providers:
+        adapter = registry.load(name)
+        if not adapter.capabilities.discovers_sessions:
+            continue
+        subagents = getattr(adapter, "subagent_transcripts", None)
+        for session in adapter.sessions(cutoff):
+            try:
+                chat = adapter.read_session(session)
+                messages = list(chat.messages)
+                for path in subagents(session.transcript_path) if subagents else ():
+                    part = Session(session_id=session.session_id, transcript_path=path)
+                    messages += adapter.read_session(part).messages
+            except TranscriptGoneError:
+                continue  # deleted between the listing and the read
+            info = SessionInfo(
+                provider=name,
+                session_id=session.session_id,
+                project=chat.cwd or session.cwd,
+                path=session.transcript_path,
+            )
+            yield info, messages

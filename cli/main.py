@@ -17,9 +17,11 @@ import agentspool
 from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
 
 if TYPE_CHECKING:
+    from datetime import date
+
     import msgspec
 
-    from agentspool import Chat
+    from agentspool import Chat, UsageReport, UsageRow
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -447,6 +449,59 @@ def _parser() -> argparse.ArgumentParser:
     )
     json_arg(p, "the Replay (provider, run_id, run_dir, archived, events, transitions)")
     p.set_defaults(func=_cmd_replay)
+
+    p = command(
+        "usage",
+        "token totals and their cost, per day, session, model or project",
+        "Count the tokens every session the agent CLIs' own files hold used — input, "
+        "output, cache reads and cache writes kept apart — once per API response (a "
+        "response copied into a resumed session counts once), and price them with the "
+        "table shipped with agentspool (never fetched). A model without a price shows "
+        "'no price', never $0, and a cost says how many tokens it leaves out. Days are "
+        "counted in local time unless --timezone says otherwise.",
+    )
+    p.add_argument(
+        "--since",
+        type=_day,
+        default=None,
+        metavar="DATE",
+        help="from this day (YYYY-MM-DD or YYYYMMDD)",
+    )
+    p.add_argument(
+        "--until",
+        type=_day,
+        default=None,
+        metavar="DATE",
+        help="up to this day, included (YYYY-MM-DD or YYYYMMDD)",
+    )
+    p.add_argument(
+        "--by",
+        choices=get_args(agentspool.UsageGrouping),
+        default=get_args(agentspool.UsageGrouping)[0],
+        help="one row per what (default: %(default)s)",
+    )
+    p.add_argument(
+        "--provider",
+        action="append",
+        default=[],
+        choices=providers,
+        help="only this provider's sessions (repeatable; default: every one)",
+    )
+    p.add_argument(
+        "--timezone",
+        type=_zone,
+        default=None,
+        metavar="ZONE",
+        help="count days in this IANA time zone, e.g. Europe/Paris (default: local time)",
+    )
+    p.add_argument(
+        "--prices",
+        default=None,
+        metavar="FILE",
+        help="price with this TOML table instead of the shipped one (same shape)",
+    )
+    json_arg(p, "the UsageReport (by, since, until, timezone, prices_taken, rows, total)")
+    p.set_defaults(func=_cmd_usage)
 
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
@@ -924,6 +979,116 @@ def _demo_with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
         draw()
         time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
     draw()
+
+
+_USAGE_KEY = {"day": "Date", "session": "Session", "model": "Model", "project": "Project"}
+
+
+def _day(text: str) -> date:
+    from datetime import date
+
+    digits = text.replace("-", "") if len(text) == 10 else text
+    try:
+        if len(digits) != 8 or not digits.isdigit():
+            raise ValueError
+        return date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD or YYYYMMDD): {text!r}") from None
+
+
+def _zone(text: str) -> str:
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise argparse.ArgumentTypeError(f"not an IANA time zone: {text!r}") from None
+    return text
+
+
+def _cost(row: UsageRow) -> str:
+    if row.cost_usd is None:
+        return "no price"
+    cost = (
+        f"${row.cost_usd:,.2f}"
+        if row.cost_usd >= 0.01 or not row.cost_usd
+        else f"${row.cost_usd:.4f}"
+    )
+    return cost + ("*" if row.unpriced_tokens else "")
+
+
+def _cmd_usage(args: argparse.Namespace) -> int:
+    report = agentspool.usage(
+        by=args.by,
+        since=args.since,
+        until=args.until,
+        providers=args.provider or None,
+        timezone=args.timezone,
+        prices=args.prices,
+    )
+    if args.json:
+        _print_json(report)
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+
+    # Not a terminal (a file, a pipe): as wide as the table needs, never wrapped at 80.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 1000)
+    if not report.rows:
+        console.print("no usage recorded" + _usage_span(report))
+        return EXIT_OK
+    table = Table(show_footer=True, box=None, pad_edge=False)
+    total = report.total
+    table.add_column(_USAGE_KEY[report.by], footer="Total", no_wrap=True)
+    extra = {"session": ["Provider", "Project"], "model": ["Provider"]}.get(report.by, [])
+    for name in extra:
+        table.add_column(name, overflow="fold")
+    for name, value in (
+        ("Input", total.input_tokens),
+        ("Output", total.output_tokens),
+        ("Cache read", total.cache_read_tokens),
+        ("Cache write", total.cache_write_tokens),
+        ("Total", total.total_tokens),
+    ):
+        table.add_column(name, footer=f"{value:,}", justify="right", no_wrap=True)
+    table.add_column("Cost", footer=_cost(total), justify="right", no_wrap=True)
+    for row in report.rows:
+        cells = [row.key or "(not named)"]
+        if report.by == "session":
+            cells += [row.provider, row.project or "-"]
+        elif report.by == "model":
+            cells += [row.provider]
+        cells += [
+            f"{n:,}"
+            for n in (
+                row.input_tokens,
+                row.output_tokens,
+                row.cache_read_tokens,
+                row.cache_write_tokens,
+                row.total_tokens,
+            )
+        ]
+        table.add_row(*cells, _cost(row))
+    console.print(table)
+    notes = [
+        f"prices as of {report.prices_taken}; days in {report.timezone} time" + _usage_span(report)
+    ]
+    if total.unpriced_tokens:
+        notes.append(
+            f"* leaves out {total.unpriced_tokens:,} tokens of models without a price: "
+            + ", ".join(m or "(model not named)" for m in total.unpriced_models)
+        )
+    for note in notes:
+        console.print(note, soft_wrap=True)
+    return EXIT_OK
+
+
+def _usage_span(report: UsageReport) -> str:
+    if report.since and report.until:
+        return f"; {report.since} to {report.until}"
+    if report.since or report.until:
+        return f"; since {report.since}" if report.since else f"; until {report.until}"
+    return ""
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

@@ -38,7 +38,10 @@ process ``pid`` with ``environ`` in the run — the subagent's id, ``""`` for th
 agent, ``None`` when its evidence cannot tell — so a subagent cannot declare its
 parent's task state; ``own_run(runtime_dir, environ) -> list[str]`` names the
 hand-started run of the agent whose command has ``environ``, from the CLI's own
-variables, when the process ancestry cannot (ADR 0019).
+variables, when the process ancestry cannot (ADR 0019);
+``subagent_transcripts(transcript_path) -> list[str]`` names the files a session's
+subagents wrote apart from its transcript, each read with ``read_session`` as part of
+that session (``usage`` counts them with it; ADR 0025).
 
 Two more optional members serve reading one session whole (``agentspool show``, ADR
 0027): ``session_at(path) -> Session | None`` says whether the file at ``path`` is a

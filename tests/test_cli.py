@@ -30,6 +30,7 @@ COMMANDS = [
     "untrust",
     "watch",
     "demo",
+    "usage",
 ]
 
 

@@ -65,6 +65,9 @@ PINNED = [
     "UnknownProviderError",
     "UnsupportedError",
     "Usage",
+    "UsageGrouping",
+    "UsageReport",
+    "UsageRow",
     "__version__",
     "assemble_session_detail",
     "declare",
@@ -86,6 +89,7 @@ PINNED = [
     "tidy",
     "uninstall",
     "untrust",
+    "usage",
 ]
 
 

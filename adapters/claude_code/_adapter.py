@@ -196,7 +196,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
                 transcript=parser.drift.snapshot(parser.corrupt),
                 native=native.snapshot(),
             ),
-            cwd=session.cwd,
+            cwd=session.cwd or parser.cwd,
             pid=pid,
             process=process_state(pid, gone) if pid else "unknown",
         )
@@ -279,7 +279,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
             drift=drift,
-            cwd=cwd,
+            cwd=cwd or parser.cwd,
             pid=pid,
             process=process,
         )

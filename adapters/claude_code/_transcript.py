@@ -126,6 +126,7 @@ class _Line(msgspec.Struct, rename="camel", gc=False):
     is_sidechain: bool = False
     agent_id: str | None = None
     session_id: str | None = None
+    cwd: str | None = None
     timestamp: str | None = None
     prompt_id: str | None = None
     is_meta: bool = False
@@ -214,6 +215,8 @@ class TranscriptParser:
         self.events: list[ev.Event] = []
         self.usage = Usage()
         self.session_id = ""
+        self.cwd = ""
+        """The session's working directory, as its first conversation record names it."""
         self.corrupt = 0
         self.unknown = 0
         self.drift = DriftCounter(TRANSCRIPT_FIELDS)
@@ -269,6 +272,8 @@ class TranscriptParser:
         if (line.is_sidechain is not self.sidechain or not self.session_id) and not self._enter(
             line
         ):
+            if kind == "assistant":
+                self._other_side(line)
             return
         shape = kind if line.subtype is None else f"{kind}:{line.subtype}"
         if shape not in self.drift.checked:
@@ -349,6 +354,7 @@ class TranscriptParser:
             return False  # 2.1.328 keeps subagent records out of the main file; older CLIs did
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
+            self.cwd = getattr(line, "cwd", None) or ""
             self.events.append(
                 ev.SessionStarted(
                     epoch=line.session_id,
@@ -358,6 +364,32 @@ class TranscriptParser:
                 )
             )
         return True
+
+    def _other_side(self, line: _Line) -> None:
+        """A response on the other side of this file: a subagent's, which CLIs before
+        the subagent files (``<session>/subagents/``) wrote into the main file. It is not
+        this conversation, but it was paid for: its usage is kept on one hidden record
+        per response, so usage counted from the records holds it too (ADR 0025)."""
+        msg = line.message
+        if msg is None or msg.usage is None or not msg.id or msg.id in self._usage_seen:
+            return
+        self._usage_seen.add(msg.id)
+        usage = usage_of(msg.usage)
+        self.usage.add(usage)
+        self._add(
+            Message(
+                id=self._uid(line),
+                kind="text",
+                role="assistant",
+                timestamp=line.timestamp or "",
+                visibility="hidden",
+                parent_id=line.parent_uuid or "",
+                agent_id=line.agent_id or "",
+                usage=usage,
+                message_id=msg.id,
+                model=msg.model or "",
+            )
+        )
 
     def _add(self, message: Message) -> None:
         """Appends with the next ``seq`` (the hot handlers build their message with it)."""

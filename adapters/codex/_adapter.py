@@ -321,7 +321,7 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
                 transcript=parser.drift.snapshot(parser.corrupt),
                 spool=spool_drift,
             ),
-            cwd=cwd,
+            cwd=cwd or parser.cwd,
             pid=pid,
             process=process,
         )

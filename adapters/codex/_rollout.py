@@ -346,6 +346,8 @@ class RolloutParser:
         self.cli_version = ""
         """``session_meta.cli_version``: the latest one (a resumed thread may be a newer
         CLI's)."""
+        self.cwd = ""
+        """The thread's working directory, as its first ``session_meta`` names it."""
         self._unchecked: list[str] = []
         """Shapes whose first record was met in the block being read: checked after it."""
         self.turn = ""
@@ -461,6 +463,7 @@ class RolloutParser:
         self.thread_id = meta.id or self.thread_id
         self.cwd = meta.cwd
         self.parent_thread_id = meta.parent_thread_id or ""
+        self.cwd = meta.cwd
         subagent = isinstance(meta.source, dict) and "subagent" in meta.source
         if subagent or meta.thread_source == "subagent" or self.parent_thread_id:
             self.agent_id = self.thread_id
