@@ -199,7 +199,8 @@ def index_file(
             parse = _WholeSession(adapter, session, st.st_size)
         if parse.fresh:
             ingest.start_over()
-            verdict = "new" if verdict == "new" else "rewritten"
+            if verdict == "appended" and ingest.cursor is not None and ingest.cursor.offset:
+                verdict = "rewritten"  # a state this adapter could not resume from
         read = 0
         while True:
             before = parse.offset

@@ -466,9 +466,12 @@ class SessionStore:
         self.path = path
         if path != ":memory:" and not os.path.exists(path):
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-        # Transactions are explicit (``_transaction``): DDL is then atomic too.
-        self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
         self._written = 0
+        try:
+            # Transactions are explicit (``_transaction``): DDL is then atomic too.
+            self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(path, str(exc)) from None
         try:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -504,13 +507,19 @@ class SessionStore:
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One write transaction, taken at once (no lock upgrade that could deadlock)."""
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:  # busy past the timeout, read-only, damaged
+            raise StoreError(self.path, str(exc)) from None
         try:
             yield
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._db.execute("ROLLBACK")
+            raise StoreError(self.path, str(exc)) from None
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
 
     def _migrate(self, version: int) -> None:
         """Bring an older layout up to ``SCHEMA_VERSION`` (inside the open transaction:
@@ -690,14 +699,14 @@ class SessionStore:
         return None if row is None else _session(row)
 
     def find_sessions(self, ref: str) -> list[StoredSession]:
-        """Sessions ``ref`` names: a file path (exact, or a prefix of it — a directory),
-        else a session id or a prefix of one. Main sessions first, then subagents; each
+        """Sessions ``ref`` names: its key (a file path, or the transcript id given to
+        ``save``), a prefix of a file path (a directory), a session id or a prefix of one. Main sessions first, then subagents; each
         group most recently updated first."""
         if not ref:
             return []
         escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self._db.execute(
-            f"{_SELECT_SESSIONS} WHERE path = ? OR path LIKE ? ESCAPE '\\' "
+            f"{_SELECT_SESSIONS} WHERE key = ? OR path LIKE ? ESCAPE '\\' "
             "OR session_id LIKE ? ESCAPE '\\' "
             "ORDER BY agent_id != '', updated DESC, id",
             (ref, escaped + "%", escaped + "%"),

@@ -29,6 +29,8 @@ COMMANDS = [
     "untrust",
     "watch",
     "demo",
+    "index",
+    "search",
 ]
 
 
