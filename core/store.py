@@ -700,8 +700,9 @@ class SessionStore:
 
     def find_sessions(self, ref: str) -> list[StoredSession]:
         """Sessions ``ref`` names: its key (a file path, or the transcript id given to
-        ``save``), a prefix of a file path (a directory), a session id or a prefix of one. Main sessions first, then subagents; each
-        group most recently updated first."""
+        ``save``), a prefix of a file path (a directory), a session id or a prefix of
+        one. Main sessions first, then subagents; each group most recently updated
+        first."""
         if not ref:
             return []
         escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -277,7 +277,7 @@ def test_a_deleted_file_keeps_its_session_marked_gone_until_forgotten(
 def test_a_file_listed_no_more_but_still_there_is_not_gone(
     store: SessionStore, one: tuple[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    provider, path = one
+    _, path = one
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "elsewhere"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "elsewhere"))
     assert index_history(store, adapters()).gone == 0
