@@ -368,8 +368,11 @@ class Ingest:
     """One file's ingest, inside one transaction (``SessionStore.ingest``): records and
     cursor are written together or not at all."""
 
-    def __init__(self, db: sqlite3.Connection, session: int, cursor: FileCursor | None) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, path: str, session: int, cursor: FileCursor | None
+    ) -> None:
         self._db = db
+        self._path = path
         self.session = session
         self.cursor = cursor
         """The file's cursor as stored when the transaction began (``None``: never read)."""
@@ -390,7 +393,7 @@ class Ingest:
             return
         for message in records:
             if message.seq > MAX_SEQ or message.seq < 1:
-                raise StoreError("", f"record seq {message.seq} out of range")
+                raise StoreError(self._path, f"record seq {message.seq} out of range")
             if not self._title:
                 self._title = title_of(message)
             stamp = message.timestamp
@@ -641,7 +644,7 @@ class SessionStore:
                     fingerprint=fingerprint,
                     state=state,
                 )
-            ingest = Ingest(self._db, session, cursor)
+            ingest = Ingest(self._db, self.path, session, cursor)
             yield ingest
             self._written += ingest.written
 
