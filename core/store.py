@@ -55,6 +55,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.core.runs import prompt_title
 from agentspool.core.seam import Message, TranscriptFacts, Usage
 from agentspool.errors import StoreError
 
@@ -71,7 +72,6 @@ __all__ = [
 SCHEMA_VERSION = 3
 SEARCHED_INPUT = 2000
 """Characters of a tool call's input (its JSON) that search sees."""
-TITLE_CHARS = 120
 MAX_SEQ = (1 << 32) - 1
 """A search row's rowid is ``session << 32 | seq``."""
 
@@ -282,16 +282,6 @@ def epoch_of(stamp: str) -> float:
         return 0.0
 
 
-def title_of(message: Message) -> str:
-    """A prompt as a session's title: the user's own text, on one line, cut short."""
-    if message.role != "user" or message.kind != "text" or message.is_meta:
-        return ""
-    if message.visibility != "visible":
-        return ""
-    first = " ".join(message.text.split())
-    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
-
-
 class StoredSession(msgspec.Struct, frozen=True, kw_only=True):
     """One session of the store (what ``sessions`` and ``find_sessions`` return)."""
 
@@ -395,7 +385,7 @@ class Ingest:
             if message.seq > MAX_SEQ or message.seq < 1:
                 raise StoreError(self._path, f"record seq {message.seq} out of range")
             if not self._title:
-                self._title = title_of(message)
+                self._title = prompt_title(message)
             stamp = message.timestamp
             if stamp:
                 if not self._first or stamp < self._first:
