@@ -492,8 +492,11 @@ class ResumedParse(Protocol):
     cannot resume from): its records are the file's whole parse from seq 1."""
     offset: int
     """Bytes of the file parsed so far (whole lines)."""
-    count: int
-    """Records of the file's parse so far: the highest ``seq``."""
+
+    @property
+    def count(self) -> int:
+        """Records of the file's parse so far: the highest ``seq``."""
+        ...
 
     def read(self, limit: int) -> list[Message]: ...
 

@@ -146,3 +146,26 @@ def test_the_library_and_the_other_commands_never_import_rich_or_platformdirs(tm
         timeout=60,
     )
     assert done.stdout == "[]\n"
+
+
+def test_on_a_terminal_index_draws_a_progress_bar_then_the_summary(transcripts) -> None:
+    import pty
+
+    script = os.path.join(os.path.dirname(sys.executable), "agentspool")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: stdin, stdout and stderr are the terminal
+        os.execv(script, [script, "index"])
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(fd)
+    assert os.waitpid(pid, 0)[1] == 0
+    text = seen.decode(errors="replace")
+    assert "indexing" in text and "━" in text, text  # rich's bar
+    assert "indexed 2 transcript files (2 new" in text

@@ -29,7 +29,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
@@ -59,6 +59,7 @@ from agentspool.core.seam import (
     SourceDrift,
     Spawn,
     TranscriptFile,
+    TranscriptHistory,
     Trust,
 )
 from agentspool.errors import TranscriptGoneError, UnsupportedError
@@ -281,3 +282,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             pid=pid,
             process=process,
         )
+
+
+if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
+    _resumes: TranscriptHistory = ClaudeCode()

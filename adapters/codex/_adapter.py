@@ -39,7 +39,7 @@ import glob
 import os
 import time
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
@@ -73,6 +73,7 @@ from agentspool.core.seam import (
     Spawn,
     TranscriptFacts,
     TranscriptFile,
+    TranscriptHistory,
     Trust,
 )
 from agentspool.spool.layout import run_dir
@@ -309,3 +310,7 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             pid=pid,
             process=process,
         )
+
+
+if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
+    _resumes: TranscriptHistory = Codex()
