@@ -4,7 +4,7 @@
 lines from ``offset`` in blocks of about ``limit`` bytes, hands each block to the
 provider's parser (``Resumable``), and returns the records the parser took out since
 the last read. The parser keeps no record it handed out (memory follows the block, not
-the file), and says in ``resume_state`` what it must remember to go on: the caller
+the file), and says in ``state`` what it must remember to go on: the caller
 persists that next to the offset, and hands both back for the next parse.
 
 A state is the parser's own msgspec Struct (JSON: a tool input may hold any JSON number)
@@ -65,14 +65,18 @@ class ResumedFile(Generic[P]):
             fh.seek(self.offset)
             data = fh.read(max(limit, 1))
             cut = data.rfind(b"\n") + 1
-            while not cut:  # a line longer than the limit: read on to its end
-                more = fh.read(max(limit, 1 << 16))
-                if not more:
-                    return self.parser.take()  # only a torn line: nothing whole yet
-                end = more.rfind(b"\n")
-                if end >= 0:
-                    cut = len(data) + end + 1
-                data += more
+            if not cut:  # a line longer than the limit: read on to its end
+                pieces, size = [data], len(data)
+                while not cut:
+                    more = fh.read(max(limit, 1 << 16))
+                    if not more:
+                        return self.parser.take()  # only a torn line: nothing whole yet
+                    end = more.rfind(b"\n")
+                    if end >= 0:
+                        cut = size + end + 1
+                    pieces.append(more)
+                    size += len(more)
+                data = b"".join(pieces)
         self.parser.feed(memoryview(data)[:cut])
         self.offset += cut
         return self.parser.take()
