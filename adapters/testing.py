@@ -29,6 +29,11 @@ obligations run hermetically against every provider:
   its reads give), anything else — another provider's transcript, a JSON file that is no
   transcript, a missing file — is not; with ``read_session_with_subagents``: the
   session's own records come first, unchanged, and the whole is one complete stream
+* the history index (``core.history``): a transcript indexed, reloaded from the store and
+  assembled equals the assembly of a fresh parse, records and all; for an adapter that
+  resumes transcripts (``capabilities.resumes_transcripts``), also when the file grows in
+  pieces (torn lines included) and each piece is indexed by a fresh adapter instance, in
+  small blocks, from the state the last one left
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ import msgspec
 import pytest
 
 from agentspool.adapters import registry
-from agentspool.core.seam import Adapter, Chat
+from agentspool.core.seam import Adapter, Chat, Message, TranscriptFile
 from agentspool.errors import DeltaParseError, TranscriptGoneError
 from agentspool.spool.layout import ensure_run_dir
 
@@ -383,6 +388,66 @@ class AdapterConformance:
         kit.open_prompt(runtime, "run-1", path)
         prompted = observe()
         assert prompted[0] != grown[0] or prompted[1] == grown[1]
+
+    def test_an_indexed_session_reloads_as_a_fresh_parse(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 2)
+        database = os.path.join(str(tmp_path), "history.sqlite")
+        verdicts, loaded = _index_and_reload(database, adapter, path)
+        fresh = load_adapter_fresh(adapter).read_chat("run-1", "", path).messages
+        assert verdicts == ["new"]
+        _assert_same_session(loaded, fresh)
+        again, reloaded = _index_and_reload(database, load_adapter_fresh(adapter), path)
+        assert again == ["unchanged"] and reloaded == loaded
+
+    def test_an_index_resumed_piece_by_piece_equals_a_fresh_parse(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        if not adapter.capabilities.resumes_transcripts:
+            pytest.skip("adapter does not resume transcripts: indexed by a whole re-read")
+        path = kit.transcript(str(tmp_path), 1)
+        grown = b"".join(kit.append_turn(path) for _ in range(3))
+        os.truncate(path, os.path.getsize(path) - len(grown))
+        database = os.path.join(str(tmp_path), "history.sqlite")
+        verdicts, loaded = _index_and_reload(database, load_adapter_fresh(adapter), path)
+        # Pieces that end mid-line, on a line's end, and a single byte.
+        cuts = sorted({len(grown) // 7, len(grown) // 3, len(grown) // 3 + 1, len(grown) // 2})
+        cuts.append(len(grown))
+        done = 0
+        for cut in cuts:
+            with open(path, "ab") as fh:
+                fh.write(grown[done:cut])
+            done = cut
+            more, loaded = _index_and_reload(database, load_adapter_fresh(adapter), path, chunk=97)
+            verdicts += more
+            fresh = load_adapter_fresh(adapter).read_chat("run-1", "", path).messages
+            _assert_same_session(loaded, fresh)
+        assert verdicts == ["new"] + ["appended"] * len(cuts), "each piece resumed"
+
+
+def _index_and_reload(
+    database: str, adapter: Adapter, path: str, *, chunk: int = 1 << 20
+) -> tuple[list[str], list[Message]]:
+    from agentspool.core.history import index_file
+    from agentspool.core.store import SessionStore
+
+    with SessionStore(database) as store:
+        verdict, _ = index_file(store, adapter, TranscriptFile(path=path), chunk=chunk)
+        (session,) = store.find_sessions(path)
+        assert session.provider == adapter.name and session.records >= 1
+    with SessionStore(database) as store:  # read back through a new connection
+        return [verdict], store.records(session.id)
+
+
+def _assert_same_session(loaded: list[Message], fresh: list[Message]) -> None:
+    from agentspool.core.detail import assemble_session_detail
+
+    assert loaded == fresh
+    for include_inactive in (False, True):
+        assert assemble_session_detail(
+            loaded, include_inactive=include_inactive
+        ) == assemble_session_detail(fresh, include_inactive=include_inactive)
 
 
 def answer(chat: Chat) -> bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -40,10 +40,13 @@ from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_d
 from agentspool.spool.write import LEDGER_FILE, RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
+    from agentspool.core.history import IndexReport
+    from agentspool.core.store import SearchHit, SessionStore
     from agentspool.core.usage import SessionInfo, UsageGrouping, UsageReport
     from agentspool.spool.sweep import SweepReport
 
 __all__ = [
+    "DATA_DIR_ENV",
     "DEFAULT_MIN_IDLE",
     "Declaration",
     "Explanation",
@@ -53,15 +56,19 @@ __all__ = [
     "TidyRun",
     "Transition",
     "declare",
+    "default_store_path",
+    "index_history",
     "install",
     "list_runs",
     "locate_transcript",
+    "open_history",
     "poll_runs",
     "providers",
     "read_chat",
     "replay",
     "run",
     "run_key",
+    "search_history",
     "setup",
     "spool_sig",
     "sweep_spools",
@@ -946,3 +953,70 @@ def _usage_sessions(
                 path=session.transcript_path,
             )
             yield info, messages
+
+
+# -- the history (issue 14, ADR 0022) ------------------------------------------------------
+
+DATA_DIR_ENV = "AGENTSPOOL_DATA_DIR"
+HISTORY_FILE = "history.sqlite"
+
+
+def default_store_path() -> str:
+    """The history store: ``$AGENTSPOOL_DATA_DIR/history.sqlite``, else in the user's
+    data dir (``platformdirs``: ``~/.local/share/agentspool`` on Linux)."""
+    base = os.environ.get(DATA_DIR_ENV, "")
+    if not base:
+        import platformdirs  # only the history commands pay for it (ADR 0023)
+
+        base = platformdirs.user_data_dir("agentspool", appauthor=False)
+    return os.path.join(base, HISTORY_FILE)
+
+
+def open_history(store: str | None = None) -> SessionStore:
+    """The history store (``None``: ``default_store_path()``), created private (dir 0700,
+    file 0600) if it is not there. What ``usage`` and ``show`` read: ``sessions``,
+    ``find_sessions``, ``records``, ``usage_records``, ``search`` (``core/store.py``).
+    Close it (a context manager) when done."""
+    from agentspool.core.store import SessionStore
+
+    path = store or default_store_path()
+    if path != ":memory:":
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    return SessionStore(path)
+
+
+def index_history(
+    store: str | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    forget_gone: bool = False,
+    wait: bool = True,
+) -> IndexReport:
+    """Index every transcript every registered provider finds on this machine into the
+    history store, incrementally (``core/history.py``): a file costs what it gained
+    since the last run. ``progress(bytes done, bytes to read)`` after each block.
+    ``forget_gone``: remove the sessions whose file is gone (kept by default).
+    ``wait=False``: return at once (``busy``) if another indexer holds the store."""
+    from agentspool.core import history
+
+    adapters = [registry.load(name) for name in registry.names()]
+    with open_history(store) as opened:
+        return history.index_history(
+            opened, adapters, progress=progress, forget_gone=forget_gone, wait=wait
+        )
+
+
+def search_history(
+    text: str,
+    *,
+    store: str | None = None,
+    limit: int = 20,
+    provider: str | None = None,
+    marks: tuple[str, str] = ("«", "»"),
+) -> list[SearchHit]:
+    """Records of the history whose text holds every word of ``text`` (``word*``: a
+    prefix), best first; each with its session, time and a snippet whose matched words
+    are between ``marks``. Searches what is indexed (call ``index_history`` first)."""
+    with open_history(store) as opened:
+        return opened.search(text, limit=limit, provider=provider, marks=marks)

@@ -46,6 +46,10 @@ exit status:
 SHOW_LINES = 6
 """``show --lines``: lines shown of each tool result, thinking block and summary."""
 
+STORE_HELP = (
+    "the history store (default: $AGENTSPOOL_DATA_DIR/history.sqlite, else history.sqlite "
+    "in the user's data dir, ~/.local/share/agentspool on Linux)"
+)
 RUNTIME_DIR_HELP = (
     "the runtime dir holding the runs' spools (default: $AGENTSPOOL_RUNTIME_DIR, "
     "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>)"
@@ -502,6 +506,51 @@ def _parser() -> argparse.ArgumentParser:
     )
     json_arg(p, "the UsageReport (by, since, until, timezone, prices_taken, rows, total)")
     p.set_defaults(func=_cmd_usage)
+
+    p = command(
+        "index",
+        "index every transcript on this machine into the history store",
+        "Find every Claude Code transcript ($CLAUDE_CONFIG_DIR or ~/.claude: projects, "
+        "subagents included) and Codex rollout ($CODEX_HOME or ~/.codex: sessions, .zst "
+        "included) and bring the history store up to date: a file costs what it gained "
+        "since the last run; a rewritten, truncated or replaced one is read again; the "
+        "sessions of deleted files are kept (marked gone). A progress bar on a terminal, "
+        "one summary line otherwise.",
+    )
+    p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
+    p.add_argument(
+        "--forget-gone",
+        action="store_true",
+        help="remove the sessions whose transcript file is gone (kept by default)",
+    )
+    json_arg(
+        p,
+        "the IndexReport (files, new, appended, rewritten, unchanged, gone, forgotten, "
+        "failed, records, bytes_read, seconds, busy, errors)",
+    )
+    p.set_defaults(func=_cmd_index)
+
+    p = command(
+        "search",
+        "full-text search over every indexed conversation",
+        "Search the history for records holding every word given (word* matches a "
+        "prefix): prompts, replies, reasoning, summaries and tool calls (name and input); "
+        "not tool results. Best matches first, with provider, session, time and the text "
+        "around the match. Indexes first (incrementally) unless --no-index.",
+    )
+    p.add_argument("words", nargs="+", metavar="WORD", help="what to find")
+    p.add_argument(
+        "--limit",
+        type=_positive_int,
+        default=20,
+        metavar="N",
+        help="at most N hits (default: %(default)s)",
+    )
+    p.add_argument("--provider", choices=providers, default=None, help="only this provider's")
+    p.add_argument("--no-index", action="store_true", help="search what is indexed already")
+    p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
+    json_arg(p, "a list of SearchHit objects (session, seq, kind, role, timestamp, snippet, rank)")
+    p.set_defaults(func=_cmd_search)
 
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
@@ -1089,6 +1138,113 @@ def _usage_span(report: UsageReport) -> str:
     if report.since or report.until:
         return f"; since {report.since}" if report.since else f"; until {report.until}"
     return ""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
+
+
+def _index(
+    store: str | None, *, forget_gone: bool = False, wait: bool = True
+) -> agentspool.IndexReport:
+    """``index_history`` with a progress bar on a terminal (rich: only here, ADR 0023)."""
+    if not sys.stderr.isatty():
+        return agentspool.index_history(store, forget_gone=forget_gone, wait=wait)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("index", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return agentspool.index_history(
+            store, progress=progress, forget_gone=forget_gone, wait=wait
+        )
+
+
+def _index_summary(report: agentspool.IndexReport) -> str:
+    gone = f", {report.gone} gone" + (
+        f" ({report.forgotten} forgotten)" if report.forgotten else ""
+    )
+    failed = f", {report.failed} failed" if report.failed else ""
+    return (
+        f"indexed {report.files} transcript files ({report.new} new, {report.appended} "
+        f"appended, {report.rewritten} rewritten, {report.unchanged} unchanged{gone}{failed}): "
+        f"{report.records} records written, {report.bytes_read / 2**20:.1f} MB read in "
+        f"{report.seconds:.1f} s"
+    )
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    report = _index(args.store, forget_gone=args.forget_gone)
+    for error in report.errors:
+        print(f"agentspool: {error}", file=sys.stderr)
+    if args.json:
+        _print_json(report)
+    else:
+        print(_index_summary(report))
+    return EXIT_ERROR if report.failed else EXIT_OK
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    text = " ".join(args.words)
+    if not text.strip(" *"):
+        return _usage("search: give at least one word")
+    if not args.no_index:
+        report = _index(args.store, wait=False)  # another indexer at work: search as it is
+        for error in report.errors:
+            print(f"agentspool: {error}", file=sys.stderr)
+    terminal = not args.json and sys.stdout.isatty()
+    marks = ("\x1b[1m", "\x1b[22m") if terminal else ("«", "»")
+    hits = agentspool.search_history(
+        text, store=args.store, limit=args.limit, provider=args.provider, marks=marks
+    )
+    if args.json:
+        _print_json(hits)
+        return EXIT_OK
+    if not hits:
+        print(f"agentspool: no record holds {text!r}", file=sys.stderr)
+    for hit in hits:
+        print(_hit_line(hit))
+    return EXIT_OK
+
+
+def _hit_line(hit: agentspool.SearchHit) -> str:
+    import time
+    from datetime import datetime
+
+    try:
+        at = datetime.fromisoformat(hit.timestamp).timestamp() if hit.timestamp else 0.0
+    except ValueError:
+        at = 0.0
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else "-" * 16
+    session = hit.session
+    who = session.session_id[:8] or "-"
+    if session.agent_id:
+        who += f"/{session.agent_id[:8]}"
+    snippet = " ".join(hit.snippet.split())
+    return f"{when}  {session.provider:<11} {who:<17} {hit.role:<9} {snippet}"
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

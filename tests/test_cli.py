@@ -31,6 +31,8 @@ COMMANDS = [
     "watch",
     "demo",
     "usage",
+    "index",
+    "search",
 ]
 
 

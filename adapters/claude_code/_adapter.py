@@ -29,14 +29,20 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
 from agentspool.adapters.claude_code import _install, _lifecycle, _signals
-from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
+from agentspool.adapters.claude_code._transcript import (
+    DIALOG_TOOLS,
+    HistoryParser,
+    TranscriptParser,
+    dialog_for,
+)
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.core.compose import compose_chat
@@ -53,6 +59,8 @@ from agentspool.core.seam import (
     Session,
     SourceDrift,
     Spawn,
+    TranscriptFile,
+    TranscriptHistory,
     Trust,
 )
 from agentspool.errors import TranscriptGoneError, UnsupportedError
@@ -109,6 +117,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         native_status=True,
         install_scopes=("user", "project"),
         discovers_sessions=True,
+        resumes_transcripts=True,
     )
     executable: ClassVar[str] = "claude"
 
@@ -174,6 +183,28 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         from agentspool.adapters.claude_code._sessions import sessions
 
         return sessions(since)
+
+    # -- the history index (ADR 0022) -------------------------------------------------
+    def transcript_files(self) -> list[TranscriptFile]:
+        """``<config dir>/projects/<slug>/<session>.jsonl`` and each subagent's own
+        ``<session>/subagents/agent-<id>.jsonl`` beside it (docs/providers/claude-code.md
+        §4.1)."""
+        from agentspool.adapters.claude_code._install import config_dir
+
+        projects = os.path.join(glob.escape(config_dir()), "projects")
+        found = glob.glob(os.path.join(projects, "*", "*.jsonl"))
+        found += glob.glob(os.path.join(projects, "*", "*", "subagents", "agent-*.jsonl"))
+        return [TranscriptFile(path=path) for path in sorted(found)]
+
+    def resume_transcript(self, path: str, offset: int, state: bytes) -> ResumedFile[HistoryParser]:
+        parser = HistoryParser.resumed(state) if offset and state else None
+        fresh = parser is None
+        return ResumedFile(
+            path,
+            0 if parser is None else offset,
+            parser or HistoryParser(),
+            fresh=fresh,
+        )
 
     def read_session(self, session: Session) -> Chat:
         """The transcript and the native status file (no spool: no hooks armed)."""
@@ -283,3 +314,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             pid=pid,
             process=process,
         )
+
+
+if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
+    _resumes: TranscriptHistory = ClaudeCode()

@@ -39,13 +39,14 @@ import glob
 import os
 import time
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
 from agentspool.adapters.codex import _install, _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
     QUESTION_TOOL,
+    HistoryParser,
     RolloutParser,
     ZstFollower,
     dialog_for,
@@ -53,6 +54,7 @@ from agentspool.adapters.codex._rollout import (
 )
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.adapters.common.subagents import head_lines, with_subagents
 from agentspool.core.compose import compose_chat
@@ -70,6 +72,9 @@ from agentspool.core.seam import (
     Session,
     SourceDrift,
     Spawn,
+    TranscriptFacts,
+    TranscriptFile,
+    TranscriptHistory,
     Trust,
 )
 from agentspool.spool.layout import run_dir
@@ -149,6 +154,36 @@ def _rollout_of(thread_id: str, beside: str) -> str:
     return ""
 
 
+class _WholeRollout:
+    """A compressed rollout for the history index: read whole at the first ``read``
+    (there is no byte offset into a compressed stream; the CLI writes such a file once,
+    finished)."""
+
+    fresh = True
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+        self.parser = HistoryParser(thread_id_from_path(path))
+
+    @property
+    def count(self) -> int:
+        return self.parser.count
+
+    def read(self, limit: int) -> list[Message]:
+        if self.offset:
+            return []
+        ZstFollower(self.path).read(self.parser.feed, lambda: None)
+        self.offset = max(os.path.getsize(self.path), 1)
+        return self.parser.take()
+
+    def state(self) -> bytes:
+        return b""
+
+    def facts(self) -> TranscriptFacts:
+        return self.parser.facts()
+
+
 # What Codex 0.169.0 puts in every shell command's environment (docs/providers/codex.md §5.9).
 THREAD_ENV = "CODEX_THREAD_ID"
 SESSION_ENV = "CODEX_SESSION_ID"
@@ -157,7 +192,11 @@ SESSION_ENV = "CODEX_SESSION_ID"
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        live_signals=True, hook_trust=True, install_scopes=("user",), discovers_sessions=True
+        live_signals=True,
+        hook_trust=True,
+        install_scopes=("user",),
+        discovers_sessions=True,
+        resumes_transcripts=True,
     )
     executable: ClassVar[str] = "codex"
 
@@ -281,6 +320,28 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
                     pending.append(child)
         return with_subagents(chat, subagents)
 
+    # -- the history index (ADR 0022) -------------------------------------------------
+    def transcript_files(self) -> list[TranscriptFile]:
+        """Every rollout under ``$CODEX_HOME/sessions/YYYY/MM/DD/`` (a sub-agent's too: its
+        own file), compressed ones read whole."""
+        base = os.path.join(glob.escape(_lifecycle.codex_home()), "sessions", "*", "*", "*")
+        found = glob.glob(os.path.join(base, "rollout-*.jsonl"))
+        found += glob.glob(os.path.join(base, "rollout-*.jsonl.zst"))
+        return [TranscriptFile(path=p, whole=p.endswith(".zst")) for p in sorted(found)]
+
+    def resume_transcript(
+        self, path: str, offset: int, state: bytes
+    ) -> ResumedFile[HistoryParser] | _WholeRollout:
+        if path.endswith(".zst"):
+            return _WholeRollout(path)
+        parser = HistoryParser.resumed(state) if offset and state else None
+        return ResumedFile(
+            path,
+            0 if parser is None else offset,
+            parser or HistoryParser(thread_id_from_path(path)),
+            fresh=parser is None,
+        )
+
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
         spool_drift = SourceDrift()
@@ -325,3 +386,7 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             pid=pid,
             process=process,
         )
+
+
+if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
+    _resumes: TranscriptHistory = Codex()
