@@ -457,12 +457,13 @@ def _parser() -> argparse.ArgumentParser:
     p = command(
         "usage",
         "token totals and their cost, per day, session, model or project",
-        "Count the tokens every session the agent CLIs' own files hold used — input, "
+        "Count the tokens every session of the history used — input, "
         "output, cache reads and cache writes kept apart — once per API response (a "
         "response copied into a resumed session counts once), and price them with the "
         "table shipped with agentspool (never fetched). A model without a price shows "
         "'no price', never $0, and a cost says how many tokens it leaves out. Days are "
-        "counted in local time unless --timezone says otherwise.",
+        "counted in local time unless --timezone says otherwise. Indexes first "
+        "(incrementally) unless --no-index; sessions whose file is gone still count.",
     )
     p.add_argument(
         "--since",
@@ -504,6 +505,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="price with this TOML table instead of the shipped one (same shape)",
     )
+    p.add_argument("--no-index", action="store_true", help="count what is indexed already")
+    p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
     json_arg(p, "the UsageReport (by, since, until, timezone, prices_taken, rows, total)")
     p.set_defaults(func=_cmd_usage)
 
@@ -1067,6 +1070,8 @@ def _cost(row: UsageRow) -> str:
 
 
 def _cmd_usage(args: argparse.Namespace) -> int:
+    if not args.no_index:
+        _index_quietly(args.store)
     report = agentspool.usage(
         by=args.by,
         since=args.since,
@@ -1074,6 +1079,8 @@ def _cmd_usage(args: argparse.Namespace) -> int:
         providers=args.provider or None,
         timezone=args.timezone,
         prices=args.prices,
+        store=args.store,
+        index=False,
     )
     if args.json:
         _print_json(report)
@@ -1207,14 +1214,20 @@ def _cmd_index(args: argparse.Namespace) -> int:
     return EXIT_ERROR if report.failed else EXIT_OK
 
 
+def _index_quietly(store: str | None) -> None:
+    """Bring the store up to date before reading it; another indexer at work: read it
+    as it is. A file that could not be read is one line on stderr."""
+    report = _index(store, wait=False)
+    for error in report.errors:
+        print(f"agentspool: {error}", file=sys.stderr)
+
+
 def _cmd_search(args: argparse.Namespace) -> int:
     text = " ".join(args.words)
     if not text.strip(" *"):
         return _usage("search: give at least one word")
     if not args.no_index:
-        report = _index(args.store, wait=False)  # another indexer at work: search as it is
-        for error in report.errors:
-            print(f"agentspool: {error}", file=sys.stderr)
+        _index_quietly(args.store)
     terminal = not args.json and sys.stdout.isatty()
     marks = ("\x1b[1m", "\x1b[22m") if terminal else ("«", "»")
     hits = agentspool.search_history(

@@ -1,8 +1,10 @@
 """``usage_report``: token totals and their cost, from canonical records (ADR 0025).
 
-Input: one ``(SessionInfo, messages)`` pair per session — who wrote it, and every
-canonical ``Message`` of it (a session's subagents' records included), as an adapter's
-full read or a store load gives them. Nothing here reads a file or checks a provider.
+Input: one ``(SessionInfo, records)`` pair per session — who wrote it, and its canonical
+records (a session's subagents' included): every ``Message`` of an adapter's full read,
+or only those carrying usage as the history store's usage index holds them
+(``UsageRecord``; then ``SessionInfo.started``/``updated`` give the session's span).
+Nothing here reads a file or checks a provider.
 
 What counts (an *entry*)
     A record whose ``usage`` has tokens: one API response's usage, which the adapter put
@@ -17,7 +19,7 @@ Each response counts once
     response when ``(provider, message_id, timestamp)`` are the same: a session resumed
     into a new file (a fork) copies earlier records with their ids and times, and
     those count once, in the session that comes first — sessions ordered by their
-    first record's time, then their last record's (the session that stopped earlier is
+    first record's moment, then their last record's (the session that stopped earlier is
     the one the others copied), then provider and session id. The timestamp is part of
     the key because an id alone is not unique across files written by test servers
     that number their responses.
@@ -46,14 +48,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, Protocol
 
 import msgspec
 
 from agentspool.core.pricing import PriceTable
-from agentspool.core.seam import Message, Usage
+from agentspool.core.seam import Usage
 
 __all__ = [
+    "Charged",
     "SessionInfo",
     "UsageGrouping",
     "UsageReport",
@@ -73,6 +76,24 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     """The agent's working directory as its evidence names it (``""``: not named)."""
     path: str = ""
     """The session's transcript (its main file when it has subagent files too)."""
+    started: float = 0.0
+    """Epoch seconds of the session's first record with a time, when the records given
+    are not all of its records (0: the records given say)."""
+    updated: float = 0.0
+    """Epoch seconds of its last record with a time (0: the records given say)."""
+
+
+class Charged(Protocol):
+    """What a record gives usage: a ``Message``, or a store's ``UsageRecord``."""
+
+    @property
+    def timestamp(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def message_id(self) -> str: ...
+    @property
+    def usage(self) -> Usage | None: ...
 
 
 class UsageRow(msgspec.Struct, kw_only=True):
@@ -126,18 +147,20 @@ def _has_tokens(usage: Usage) -> bool:
 
 
 def _session_entries(
-    info: SessionInfo, messages: Iterable[Message]
-) -> tuple[list[_Entry], str, str]:
-    """The session's entries (each response once) and its first and last record time."""
+    info: SessionInfo, messages: Iterable[Charged]
+) -> tuple[list[_Entry], float, float]:
+    """The session's entries (each response once) and its first and last record's moment
+    (epoch seconds; 0: none has a time)."""
     entries: list[_Entry] = []
     seen: set[str] = set()
-    first = last = ""
+    first, last = info.started, info.updated
     for message in messages:
         stamp = message.timestamp
-        if stamp:
-            if not first or stamp < first:
-                first = stamp
-            last = max(last, stamp)
+        moment = _moment(stamp) if stamp else None
+        if moment is not None:
+            at = moment.timestamp()
+            first = min(first, at) if first else at
+            last = max(last, at)
         usage = message.usage
         if usage is None or not _has_tokens(usage):
             continue
@@ -157,7 +180,7 @@ def _session_entries(
     return entries, first, last
 
 
-def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Message]]]) -> list[_Entry]:
+def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_Entry]:
     """Every entry of every session, a response copied into several sessions once."""
     collected = []
     for info, messages in sessions:
@@ -224,7 +247,7 @@ def _add(row: UsageRow, entry: _Entry, cost: float | None) -> None:
 
 
 def usage_report(
-    sessions: Iterable[tuple[SessionInfo, Iterable[Message]]],
+    sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]],
     *,
     prices: PriceTable,
     by: UsageGrouping = "day",
