@@ -4,7 +4,8 @@ Imported only by that command, so only it pays for rich. What is drawn comes fro
 ``SessionView`` alone — the assembled detail and the whole record stream — never from a
 provider's name: a tool call's input is summarized by its presentation class.
 
-Layout: a header (provider, session, transcript, cwd, models, first and last record
+Layout: a header (provider, session, transcript — marked when the file is gone and the
+records come from the history store —, cwd, models, first and last record
 time, state, counts, usage), then the session's own records turn by turn — a turn opens
 at each prompt the user typed and ends with its usage — one labelled entry per record.
 A tool call is followed by its result and by the subagents it spawned, their records
@@ -126,7 +127,11 @@ class Renderer:
         if detail.withheld > hidden:
             records += f"; {detail.withheld - hidden} superseded (--include-inactive shows them)"
         rows = [
-            ("transcript", view.session.transcript_path),
+            (
+                "transcript",
+                view.session.transcript_path
+                + (" (gone: read from the history store)" if view.gone else ""),
+            ),
             ("cwd", chat.cwd or "(not named)"),
             ("model", ", ".join(models) or "(not named)"),
             ("time", _span(stamps[0], stamps[-1]) if stamps else "(no timestamps)"),
