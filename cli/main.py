@@ -804,6 +804,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    import os
+
+    if not os.path.exists(args.session):
+        # An id is looked up in the history store, which show_session brings up to date
+        # first; here that (maybe long) first run gets the progress bar.
+        _index_quietly(None)
     view = agentspool.show_session(args.session, include_inactive=args.include_inactive)
     if view.chat.drift:
         print(drift_warning(view.provider, view.session.session_id, view.chat), file=sys.stderr)
