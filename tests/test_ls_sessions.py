@@ -92,6 +92,7 @@ def test_a_recent_gemini_chat_file_is_listed_with_all(runtime_dir) -> None:
     [capture] = (CAPTURES / "gemini-cli" / "tui-approve" / "chats").iterdir()
     shutil.copy(capture, chats)
     shutil.copy(capture, chats / "dfd823e2-parent" / "child.jsonl")
+    (chats.parent / ".project_root").write_text("/srv/project")
     assert agentspool.list_runs(runtime_dir) == []
     [run] = agentspool.list_runs(runtime_dir, include_ended=True)
     assert (run.provider, run.run_id, run.transcript_path) == (
@@ -101,6 +102,7 @@ def test_a_recent_gemini_chat_file_is_listed_with_all(runtime_dir) -> None:
     )
     assert run.session_id == json.loads(capture.read_text().splitlines()[0])["sessionId"]
     assert (run.state, run.title) == ("needs_input", "please touch approved.txt")
+    assert run.cwd == "/srv/project"  # the project's directory the CLI recorded
 
 
 def test_an_old_rollout_is_not_listed(runtime_dir) -> None:

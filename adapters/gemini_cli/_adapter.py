@@ -80,6 +80,16 @@ class _SpoolView:
         return [SessionEnded(reason="process gone", at=time.time(), source=f"process:{pid} gone")]
 
 
+def _project_root(chat_file: str) -> str:
+    """The directory of the project a chat file belongs to (``""`` if not recorded)."""
+    chats = os.path.dirname(os.path.abspath(chat_file))
+    try:
+        with open(os.path.join(os.path.dirname(chats), ".project_root"), encoding="utf-8") as fh:
+            return fh.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
     name: ClassVar[str] = "gemini-cli"
     capabilities: ClassVar[Capabilities] = Capabilities(
@@ -159,13 +169,23 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
                 recent = os.stat(path).st_mtime >= since
             except OSError:
                 continue
-            session_id = session_id_of(path) if recent else ""
-            if session_id:
-                found.append(Session(session_id=session_id, transcript_path=path))
+            session = self.session_at(path) if recent else None
+            if session is not None:
+                found.append(session)
         return found
 
+    def session_at(self, path: str) -> Session | None:
+        """A chat file (its first line the session's metadata), with the project it
+        belongs to: ``tmp/<project>/.project_root`` holds the project's directory."""
+        session_id = session_id_of(path) if path.endswith(".jsonl") else ""
+        if not session_id:
+            return None
+        return Session(session_id=session_id, transcript_path=path, cwd=_project_root(path))
+
     def read_session(self, session: Session) -> Chat:
-        return self.read_chat(session.session_id, "", session.transcript_path)
+        chat = self.read_chat(session.session_id, "", session.transcript_path)
+        chat.cwd = chat.cwd or session.cwd
+        return chat
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         if (

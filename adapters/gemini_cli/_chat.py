@@ -578,11 +578,26 @@ def _first_tool_call_keys(raw: bytes) -> list[str]:
     return list(calls[0]) if calls else []
 
 
+class _Metadata(msgspec.Struct, gc=False):
+    sessionId: str = ""  # noqa: N815 - the CLI's own keys
+    startTime: str = ""  # noqa: N815
+    kind: str = ""
+    type: str = ""
+
+
+_decode_metadata = msgspec.json.Decoder(_Metadata).decode
+
+
 def session_id_of(path: str) -> str:
-    """The session id a chat file's metadata line names (``""`` if unreadable)."""
+    """The session id a chat file's metadata line names; ``""`` if the file is not one
+    (its first line is not ``{sessionId, startTime, kind, …}``: another CLI's JSONL can
+    carry a ``sessionId`` too, in a record with a ``type``)."""
     try:
         with open(path, "rb") as fh:
             first = fh.readline(1 << 16)
-        return _decode_line(first).sessionId
+        meta = _decode_metadata(first)
     except (OSError, *_DECODE_ERRORS):
         return ""
+    if meta.type or not (meta.startTime and meta.kind):
+        return ""
+    return meta.sessionId
