@@ -57,6 +57,7 @@ from agentspool.spool.layout import ensure_run_dir
 KITS = {
     "claude-code": "agentspool.adapters.claude_code._kit:Kit",
     "codex": "agentspool.adapters.codex._kit:Kit",
+    "gemini-cli": "agentspool.adapters.gemini_cli._kit:Kit",
     "fake": "agentspool.adapters._fake_kit:Kit",
 }
 
@@ -311,7 +312,7 @@ class AdapterConformance:
         assert session.session_id == adapter.read_chat("run-1", "", path).transcript_id
         others = []
         for name in KITS:
-            if name != adapter_name and name in registry.builtin_names():
+            if name != adapter_name and name in registry.names():
                 directory = os.path.join(str(tmp_path), name)
                 os.mkdir(directory)
                 others.append(load_kit(name).transcript(directory, 1))

@@ -71,10 +71,13 @@ def sessions(since: float) -> list[Session]:
 
 
 class _Head(msgspec.Struct, rename="camel", gc=False):
-    """What a transcript's first lines say of their session."""
+    """What a transcript's first lines say of their session. Every Claude Code record
+    has a ``type``: a line without one (Gemini CLI's chat metadata names a
+    ``sessionId`` too) is not a record of a Claude Code transcript."""
 
     session_id: str = ""
     cwd: str = ""
+    type: str = ""
 
 
 _decode_head = msgspec.json.Decoder(_Head).decode
@@ -96,6 +99,8 @@ def session_at(path: str) -> Session | None:
         return None
     session_id = cwd = ""
     for head in _heads(path):
+        if not head.type:
+            return None
         session_id, cwd = session_id or head.session_id, cwd or head.cwd
         if session_id and cwd:
             break
