@@ -116,7 +116,10 @@ def _wrapped_run(agent_pid: int, provider: str) -> tuple[str, str, int]:
     which the wrapper set, is read then."""
     environ = posix.environ
     if not environ.get(RUN_ID_ENV) and agent_pid > 1:
-        environ = _proc_environ(agent_pid)
+        try:
+            environ = _proc_environ(agent_pid)
+        except OSError:  # not ours to read (hidepid): the session is its own run
+            return "", "", -1
     run_id = environ.get(RUN_ID_ENV, b"").decode()
     if not run_id or write.run_id_problem(run_id) is not None:
         return "", "", -1
