@@ -105,6 +105,8 @@ def main() -> int:
         installed_env = {**base_env, "AGENTSPOOL_RUNTIME_DIR": runtime}
         installed = shlex.join(hook_argv("claude_code", "PostToolUse", installed=True))
         installed_codex = shlex.join(hook_argv("codex", "PostToolUse", installed=True))
+        # Gemini CLI's looks for a wrapper's run in the agent's /proc/<pid>/environ first.
+        installed_gemini = shlex.join(hook_argv("gemini_cli", "AfterTool", installed=True))
         bare = shlex.join([sys.executable, "-I", "-S", "-c", "pass"])
         pairs: dict[str, Pair] = {
             "hook": (shlex.split(command), PAYLOAD, None),
@@ -116,6 +118,7 @@ def main() -> int:
                 {**installed_env, "CLAUDE_PID": str(os.getpid())},
             ),
             "inst. codex": (shlex.split(installed_codex), PAYLOAD, installed_env),
+            "inst. gemini": (shlex.split(installed_gemini), PAYLOAD, installed_env),
             "sh -c hook": (["/bin/sh", "-c", command], PAYLOAD, None),
             "sh -c bare": (["/bin/sh", "-c", bare], PAYLOAD, None),
         }
@@ -130,6 +133,7 @@ def main() -> int:
     print(f"ratio sh -c hook/bare (median, information): {sh_ratio:.2f}")
     print(f"ratio codex hook/bare (median): {med['codex hook'] / med['bare']:.2f}")
     print(f"ratio installed codex hook/bare (median): {med['inst. codex'] / med['bare']:.2f}")
+    print(f"ratio installed gemini hook/bare (median): {med['inst. gemini'] / med['bare']:.2f}")
     print(f"ratio installed hook/bare (median): {med['installed'] / med['bare']:.2f}")
     print(f"ratio hook/bare (median): {med['hook'] / med['bare']:.2f}")
     return 0

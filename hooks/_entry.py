@@ -88,6 +88,57 @@ def parent_agent() -> int:
     return ppid
 
 
+def _proc_environ(pid: int) -> dict[bytes, bytes]:
+    """``pid``'s environment as it was exec'd (all of it: it can exceed one page)."""
+    fd = posix.open(f"/proc/{pid}/environ", posix.O_RDONLY | posix.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := posix.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        posix.close(fd)
+    found = {}
+    for entry in b"".join(chunks).split(b"\0"):
+        key, sep, value = entry.partition(b"=")
+        if sep:
+            found[key] = value
+    return found
+
+
+def _wrapped_run(agent_pid: int, provider: str) -> tuple[str, str, int]:
+    """The run a wrapper armed for this agent (``setup`` put it in the agent's
+    environment): ``(runtime dir, run id, run dir fd)``, or ``("", "", -1)`` when there
+    is none, or it is another provider's (an agent started from inside another
+    agent's wrapped run inherits that run's variables: it is a run of its own).
+
+    The CLI may withhold our variables from its hooks (Gemini CLI 0.61.0 redacts the
+    environment it gives hooks in CI, or when asked to): the agent's own environment,
+    which the wrapper set, is read then."""
+    environ = posix.environ
+    if not environ.get(RUN_ID_ENV) and agent_pid > 1:
+        try:
+            environ = _proc_environ(agent_pid)
+        except OSError:  # not ours to read (hidepid): the session is its own run
+            return "", "", -1
+    run_id = environ.get(RUN_ID_ENV, b"").decode()
+    if not run_id or write.run_id_problem(run_id) is not None:
+        return "", "", -1
+    runtime_dir = write.default_runtime_dir(environ)
+    dir_fd = write.open_run_dir(runtime_dir + "/" + run_id)
+    try:
+        fd = posix.open(write.PROVIDER_FILE, posix.O_RDONLY | posix.O_NOFOLLOW, dir_fd=dir_fd)
+        try:
+            written = posix.read(fd, 256).strip()
+        finally:
+            posix.close(fd)
+    except OSError:
+        written = b""
+    if written != provider.encode():
+        posix.close(dir_fd)
+        return "", "", -1
+    return runtime_dir, run_id, dir_fd
+
+
 def run(
     argv: list[str],
     agent_pid_env: str = "",
@@ -95,6 +146,7 @@ def run(
     agent_is_parent: bool = False,
     provider: str = "",
     daemon: bool = False,
+    armed_by_env: bool = False,
 ) -> int:
     """``argv`` is ``[runtime_dir, run_id, event]`` or ``[event]``, baked in by setup, or
     ``["--installed", event]`` from the CLI's own settings (``agentspool install``).
@@ -108,7 +160,9 @@ def run(
 
     Installed: a run a wrapper armed (``AGENTSPOOL_RUN_ID`` set) is left to the wrapper's
     own hooks, so it is recorded once; otherwise the run is the agent process itself
-    (``installed_run_id``) in the default runtime dir, created on first use.
+    (``installed_run_id``) in the default runtime dir, created on first use. With
+    ``armed_by_env`` (a CLI a wrapper cannot arm per run: the installed hooks are the
+    wrapper's too) the wrapper's run is recorded here (``_wrapped_run``).
     """
     event = run_id = "?"
     runtime_dir = ""
@@ -120,7 +174,7 @@ def run(
         installed = argv[0] == INSTALLED
         if installed:
             event = argv[1]
-            if posix.environ.get(RUN_ID_ENV):
+            if posix.environ.get(RUN_ID_ENV) and not armed_by_env:
                 return 0  # a wrapper armed this run: its own hooks record it
             runtime_dir = write.default_runtime_dir(posix.environ)
         elif len(argv) == 1:
@@ -136,14 +190,18 @@ def run(
             agent_pid = int(value) if value.isdigit() else 0
         elif agent_is_parent:
             agent_pid = parent_agent()
-        if installed:
+        if installed and armed_by_env:
+            wrapped_dir, wrapped_id, dir_fd = _wrapped_run(agent_pid, provider)
+            if dir_fd >= 0:
+                runtime_dir, run_id = wrapped_dir, wrapped_id
+        if installed and dir_fd < 0:
             run_id = installed_run_id(provider, agent_pid, payload, daemon=daemon)
         problem = write.run_id_problem(run_id)
         if problem is not None:
             raise ValueError(f"run id {run_id!r}: {problem}")
-        if installed:
+        if installed and dir_fd < 0:
             dir_fd = write.create_run_dir(runtime_dir, run_id)
-        else:
+        elif dir_fd < 0:
             dir_fd = write.open_run_dir(runtime_dir + "/" + run_id)
         record = write.frame(event, payload, orig_len, cut, agent_pid, posix.getpid())
         write.append(dir_fd, write.EVENTS_FILE, record)

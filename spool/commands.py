@@ -27,7 +27,7 @@ _BOOTSTRAP = (
     "except BaseException:pass"
 )
 
-HOOK_MODULES = ("claude_code", "codex")
+HOOK_MODULES = ("claude_code", "codex", "gemini_cli")
 INSTALLED_FLAG = "--installed"
 """argv marker of a hook armed once in the CLI's own settings (``agentspool install``):
 it carries no run; the hook derives the run from the agent process."""

@@ -24,8 +24,7 @@ SWEEP_LOCK = ".sweep.lock"
 DEFAULT_MIN_IDLE = 600.0
 """The sweep never removes a run whose spool was written this recently (seconds)."""
 TRASH_PREFIX = ".trash-"
-PROVIDER_FILE = "provider"
-"""Names the run's provider (written by ``setup``; ``core/runs.py``)."""
+PROVIDER_FILE = write.PROVIDER_FILE
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 

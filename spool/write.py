@@ -32,6 +32,9 @@ LEDGER_FILE = "ledger.spool"
 RUNTIME_DIR_ENV = "AGENTSPOOL_RUNTIME_DIR"
 RUN_ID_ENV = "AGENTSPOOL_RUN_ID"
 FAULT_LOG = "hooks.log"
+PROVIDER_FILE = "provider"
+"""Names the run's provider (written by ``setup``): ``ls`` reads it, and a hook armed by
+the environment checks it (``hooks/_entry.py``)."""
 RUNTIME_FAULT_LOG = "faults.log"
 
 MAX_RUN_ID = 128

@@ -27,11 +27,16 @@ from agentspool.adapters.codex import _install as codex_install
 from agentspool.adapters.codex._lifecycle import events as codex_events
 from agentspool.adapters.codex._lifecycle import snake, trusted_hash
 from agentspool.adapters.common import install
+from agentspool.adapters.gemini_cli import _install as gemini_install
 from agentspool.spool import commands
 
 CORPUS = Path(__file__).parent / "install_corpus"
 CLAUDE_CASES = sorted(p.name for p in (CORPUS / "claude-code").iterdir())
 CODEX_CASES = sorted(p.name for p in (CORPUS / "codex").iterdir())
+# Gemini CLI's settings.json has the same hooks shape: its own cases, and Claude's files.
+GEMINI_CASES = [f"gemini-cli/{p.name}" for p in sorted((CORPUS / "gemini-cli").iterdir())] + [
+    f"claude-code/{case}" for case in CLAUDE_CASES
+]
 CLAUDE_EVENTS = list(claude_install.groups())
 
 
@@ -92,6 +97,63 @@ def test_claude_settings_round_trip_byte_for_byte(case: str, tmp_path: Path) -> 
     assert settings.read_bytes() == original
     assert sorted(os.listdir(home)) == ["settings.json"]  # the backup went with our hooks
     assert not agentspool.uninstall("claude-code", directory=str(home)).changed
+
+
+@pytest.mark.parametrize("case", GEMINI_CASES)
+def test_gemini_settings_round_trip_byte_for_byte(case: str, tmp_path: Path) -> None:
+    gemini_dir = tmp_path / ".gemini"
+    gemini_dir.mkdir()
+    settings = gemini_dir / "settings.json"
+    original = (CORPUS / case).read_bytes()
+    settings.write_bytes(original)
+
+    report = agentspool.install("gemini-cli", directory=str(gemini_dir))
+    once = settings.read_bytes()
+    assert [(f.path, f.action) for f in report.files] == [(str(settings), "updated")]
+    _assert_merged(_decode(original), _decode(once), gemini_install.groups())
+    assert gemini_install.missing(str(gemini_dir)) == []
+    assert not agentspool.install("gemini-cli", directory=str(gemini_dir)).changed
+    assert settings.read_bytes() == once
+
+    agentspool.uninstall("gemini-cli", directory=str(gemini_dir))
+    assert settings.read_bytes() == original
+    assert sorted(os.listdir(gemini_dir)) == ["settings.json"]
+    assert gemini_install.missing(str(gemini_dir)) == gemini_install.events()
+
+
+def test_gemini_installs_into_gemini_cli_home_and_setup_needs_it(
+    tmp_path: Path, runtime_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini CLI has no per-run settings layer: ``setup`` arms a run only once the hooks
+    are installed in the user's settings (docs/adr/0028-gemini-cli-arming.md)."""
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
+    settings = tmp_path / ".gemini" / "settings.json"
+    with pytest.raises(agentspool.UnsupportedError, match="agentspool install gemini-cli"):
+        agentspool.setup("gemini-cli", "run-1", runtime_dir)
+    assert not os.path.exists(os.path.join(runtime_dir, "run-1"))
+
+    report = agentspool.install("gemini-cli")
+    assert [(f.path, f.action, f.backup) for f in report.files] == [(str(settings), "created", "")]
+    spawn = agentspool.setup("gemini-cli", "run-1", runtime_dir)
+    assert spawn.args == []
+    assert spawn.env == {"AGENTSPOOL_RUNTIME_DIR": runtime_dir, "AGENTSPOOL_RUN_ID": "run-1"}
+    assert spawn.settings_path == str(settings)
+    assert Path(spawn.run_dir, "provider").read_text() == "gemini-cli\n"
+    with pytest.raises(agentspool.UnsupportedError, match="no hook trust gate"):
+        agentspool.setup("gemini-cli", "run-2", runtime_dir, trust="config")
+
+    # An install by another interpreter no longer arms: setup asks for a new install.
+    text = settings.read_text()
+    settings.write_text(text.replace(sys.executable, "/old/venv/bin/python"))
+    with pytest.raises(agentspool.UnsupportedError, match="BeforeAgent"):
+        agentspool.setup("gemini-cli", "run-3", runtime_dir)
+    assert agentspool.install("gemini-cli").changed
+    agentspool.setup("gemini-cli", "run-3", runtime_dir)
+
+    agentspool.uninstall("gemini-cli")
+    assert not settings.exists() and not settings.parent.exists()
+    with pytest.raises(agentspool.UnsupportedError):
+        agentspool.install("gemini-cli", "project")
 
 
 def _codex_trust(config: Path, hooks: Path) -> dict[str, str]:
@@ -298,6 +360,8 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         ("codex", "config.toml", 'model = "o3"\n[tui\nx = 1\n', "line 2, column 5"),
         ("codex", "config.toml", 'model = "o3"\nnotify = [\n', "line 3, column 1"),
         ("codex", "hooks.json", '{"hooks": {"Stop": {}}}', "line 1, column 20"),
+        # Gemini CLI strips comments from its settings; we edit strict JSON only.
+        ("gemini-cli", "settings.json", '{\n  // theme\n  "ui": {}\n}\n', "line 2, column 3"),
     ],
 )
 def test_a_malformed_file_is_refused_in_one_line_and_left_untouched(

@@ -83,6 +83,28 @@ def test_a_recent_codex_rollout_is_listed_with_all(runtime_dir) -> None:
     assert run.state == "needs_input"
 
 
+def test_a_recent_gemini_chat_file_is_listed_with_all(runtime_dir) -> None:
+    """Gemini CLI keeps no status file: a chat file changed in the last hour is listed
+    with ``include_ended``, its state read from the file alone; a subagent's own file
+    (a folder named after its parent session) is not a session."""
+    chats = Path(os.environ["GEMINI_CLI_HOME"]) / ".gemini" / "tmp" / "work" / "chats"
+    (chats / "dfd823e2-parent").mkdir(parents=True)
+    [capture] = (CAPTURES / "gemini-cli" / "tui-approve" / "chats").iterdir()
+    shutil.copy(capture, chats)
+    shutil.copy(capture, chats / "dfd823e2-parent" / "child.jsonl")
+    (chats.parent / ".project_root").write_text("/srv/project")
+    assert agentspool.list_runs(runtime_dir) == []
+    [run] = agentspool.list_runs(runtime_dir, include_ended=True)
+    assert (run.provider, run.run_id, run.transcript_path) == (
+        "gemini-cli",
+        "",
+        str(chats / capture.name),
+    )
+    assert run.session_id == json.loads(capture.read_text().splitlines()[0])["sessionId"]
+    assert (run.state, run.title) == ("needs_input", "please touch approved.txt")
+    assert run.cwd == "/srv/project"  # the project's directory the CLI recorded
+
+
 def test_an_old_rollout_is_not_listed(runtime_dir) -> None:
     day = Path(os.environ["CODEX_HOME"]) / "sessions" / "2026" / "11" / "30"
     day.mkdir(parents=True)

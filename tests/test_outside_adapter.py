@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import agentspool
+
 PACKAGE = Path(__file__).resolve().parent / "outside_adapter"
 
 
@@ -57,7 +59,8 @@ def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_outside_adapter_is_listed_by_the_cli(venv_python: Path, tmp_path: Path) -> None:
     proc = _run([str(venv_python), "-m", "agentspool.cli.main", "setup", "--help"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "{claude-code,codex,linelog}" in proc.stdout
+    listed = sorted([*agentspool.providers(), "linelog"])  # gemini-cli is an entry point too
+    assert "{" + ",".join(listed) + "}" in proc.stdout
     proc = _run(
         [
             str(venv_python),
@@ -68,7 +71,7 @@ def test_the_outside_adapter_is_listed_by_the_cli(venv_python: Path, tmp_path: P
         ],
         tmp_path,
     )
-    assert proc.stdout == "['claude-code', 'codex', 'linelog']\nChat\n", proc.stderr
+    assert proc.stdout == f"{listed}\nChat\n", proc.stderr
 
 
 def test_the_outside_adapter_passes_the_shipped_suite(venv_python: Path, tmp_path: Path) -> None:

@@ -228,3 +228,19 @@ def test_setup_with_config_trust_has_no_bypass_flag(runtime_dir, codex_home):
     spawn = codex.setup("r", runtime_dir, trust_mode="config", home=str(codex_home))
     assert codex.BYPASS_FLAG not in spawn.args
     assert codex.BLOCK_BEGIN in (codex_home / "config.toml").read_text()
+
+
+def test_gemini_cli_groups_arm_every_event_the_adapter_reads() -> None:
+    """Gemini CLI's groups (installed once, ADR 0028): the events the hook translator
+    reads, each with the installed hook command; tool events match every tool."""
+    from agentspool.adapters.gemini_cli import _install as gemini
+    from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
+
+    groups = gemini.groups()
+    assert set(groups) == set(HOOK_FIELDS)
+    for event, group in groups.items():
+        [handler] = group["hooks"]
+        assert (handler["type"], handler["timeout"]) == ("command", 10000)
+        argv = _check_command(handler["command"], event, "gemini_cli")
+        assert argv[-2] == "--installed"
+        assert group.get("matcher") == ("*" if event in ("BeforeTool", "AfterTool") else None)

@@ -18,6 +18,7 @@ import msgspec
 
 from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
 from agentspool.adapters.codex._schema import HOOK_FIELDS
+from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.core import events as ev
@@ -77,17 +78,6 @@ class _Call(msgspec.Struct):
     command: str
 
 
-class _Asked(msgspec.Struct):
-    """An approval asked and not yet proven answered."""
-
-    tool_use_id: str
-    command: str
-    mono_ns: int
-    """When the PermissionRequest hook ran: the approved command starts after it."""
-    at: float
-    epoch: str
-
-
 class HookTranslator:
     """Spool records → events, in spool order, keeping what matching needs.
 
@@ -107,7 +97,7 @@ class HookTranslator:
         # so it is matched to the latest unfinished call of the same turn and tool.
         self._calls: list[_Call] = []
         # Approvals asked and not yet proven answered, by (agent, turn).
-        self._approvals: dict[tuple[str, str], _Asked] = {}
+        self._approvals: dict[tuple[str, str], Asked] = {}
 
     def translate(self, record: SpoolRecord) -> list[tuple[str, ev.Event]]:
         hook = decode(record)
@@ -180,7 +170,7 @@ class HookTranslator:
                 )
         elif name == "PermissionRequest":
             tool_use_id = self._match(hook)
-            self._approvals[(agent, turn)] = _Asked(
+            self._approvals[(agent, turn)] = Asked(
                 tool_use_id=tool_use_id,
                 command=_command(hook.tool_input),
                 mono_ns=record.mono_ns,
@@ -233,53 +223,23 @@ class HookTranslator:
         )
 
     def commands_started(self) -> list[tuple[str, ev.Event]]:
-        """Approvals proven answered by the approved command running.
+        """Approvals proven answered by the approved command running (``approved``).
 
-        After an approval Codex writes nothing (no hook, no rollout record) until the
-        command ends or yields at 10 s, so the wait would read open all that time. The
-        approved command runs as a descendant of the codex process (0.169.0: ``bash -c
-        <command>``, a child of the codex process started ~0.1 s after the key; bash
-        execs a simple command, so then that child is the command's own words). One
-        such process, started after the ``PermissionRequest`` hook ran, proves the
-        approval given. Hooks are descendants too, but never carry the command.
+        Codex 0.169.0 runs it as ``bash -c <command>``, a child of the codex process
+        started ~0.1 s after the key; bash execs a simple command, so then that child is
+        the command's own words. Hooks are descendants too, but never carry the command.
         """
-        if not self._approvals or not self.agent_pid:
-            return []
-        if _proc.same_process(self.agent_pid, self.agent_seen_ns) is None:
-            return []
-        running = [(p, _proc.argv(p.pid)) for p in _proc.descendants(self.agent_pid)]
-        out: list[tuple[str, ev.Event]] = []
-        for (agent, turn), asked in list(self._approvals.items()):
-            if not asked.command:
-                continue
-            asked_tick = _proc.ticks_at_mono(asked.mono_ns)
-            words = _words(asked.command)
-            started = [
-                p.started
-                for p, args in running
-                if p.started >= asked_tick
-                and (
-                    asked.command in args[1:]
-                    or (args == words and p.ppid == self.agent_pid)  # not a step of another
-                )
-            ]
-            if not started:
-                continue
-            del self._approvals[(agent, turn)]
-            # Ticks are 10 ms: never stamp the answer before the question.
-            at = max(_proc.wall_of_ticks(min(started)), asked.at + 1e-3)
-            out.append(
-                (
-                    agent,
-                    ev.InputResolved(
-                        tool_use_id=asked.tool_use_id,
-                        at=at,
-                        source="process:approved command running",
-                        epoch=asked.epoch,
-                    ),
-                )
+        words = {key: _words(asked.command) for key, asked in self._approvals.items()}
+
+        def runs(key: tuple[str, str], asked: Asked, p: _proc.Proc, args: list[str]) -> bool:
+            return asked.command in args[1:] or (
+                args == words[key] and p.ppid == self.agent_pid  # not a step of another
             )
-        return out
+
+        found = approved(self.agent_pid, self.agent_seen_ns, self._approvals, runs)
+        for key, _ in found:
+            del self._approvals[key]
+        return [(agent, resolved) for (agent, _turn), resolved in found]
 
     def _forget(self, agent: str, turn: str) -> None:
         self._calls = [c for c in self._calls if (c.agent, c.turn) != (agent, turn)]

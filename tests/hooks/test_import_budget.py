@@ -41,7 +41,7 @@ def _modules(argv: list[str]) -> set[str]:
     return set(proc.stderr.decode().split("\n"))
 
 
-@pytest.mark.parametrize("module", ["claude_code", "codex"])
+@pytest.mark.parametrize("module", ["claude_code", "codex", "gemini_cli"])
 def test_hook_main_loads_no_costly_module(claude_run, module):
     command = shlex.split(claude_run.commands["PostToolUse"])
     interpreter, flags, root = command[0], command[1:3], command[5]

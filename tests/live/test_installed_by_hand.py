@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 from harness import anthropic_server as api
-from harness import claude, codex
+from harness import claude, codex, gemini
+from harness import gemini_server as gs
 from harness import responses_server as rs
 
 import agentspool
@@ -186,6 +187,59 @@ def test_codex_started_by_hand_is_listed_and_explained(tmp_path: Path) -> None:
         agentspool.uninstall("codex", "user", directory=str(home.codex_home))
         assert config.read_bytes() == before
         assert not hooks.exists()
+    finally:
+        home.cleanup()
+        srv.stop()
+
+
+@pytest.mark.skipif(not gemini.GEMINI_BIN.exists(), reason="gemini not installed (make install)")
+def test_gemini_started_by_hand_is_listed_and_explained(tmp_path: Path) -> None:
+    """Gemini CLI's installed hooks are also how wrapped runs are armed (ADR 0028); here
+    no wrapper: the run is the gemini process itself (the node process the CLI restarted
+    itself as, which runs the hooks)."""
+    command = "touch approved.txt"
+    srv = gs.GeminiServer([gs.shell(command), gs.text("Touched the file.")]).start()
+    home = gemini.make_home(tmp_path / "gemini", srv.base_url)
+    try:
+        before = home.settings_path.read_bytes()
+        agentspool.install("gemini-cli", "user", directory=str(home.gemini_dir))
+        env = gemini.build_env(home)
+
+        pane = gemini.start_tui(home)  # no agentspool environment at all
+        gemini.submit(pane, f"please run {command}")
+        pane.wait_for(gemini.APPROVAL_MARKER, timeout=60)
+        waiting = _wait_run(env, "approval", lambda r: r["pending_approval"] is not None)
+        [pid] = gemini.gemini_pids(pane)
+        assert (waiting["provider"], waiting["pid"], waiting["state"]) == (
+            "gemini-cli",
+            pid,
+            "needs_input",
+        )
+        assert waiting["run_id"].startswith(f"gemini-cli-{pid}-")
+        assert waiting["pending_approval"]["tool_input"] == {"command": command}
+        assert (waiting["cwd"], waiting["title"]) == (str(home.cwd), f"please run {command}")
+        run_id = waiting["run_id"]
+        explained = _agentspool(env, "explain", "gemini-cli", "--run-id", run_id, "--json")
+        sources = [s["event"]["source"] for s in explained["steps"]]
+        assert "hook:Notification" in sources and "hook:BeforeAgent" in sources
+
+        gemini.answer(pane, ["Enter"], gemini.APPROVAL_MARKER)
+        pane.wait_for("Touched the file.", timeout=60)
+        pane.wait_until(gemini.is_idle_screen, timeout=30)
+        idle = _wait_run(
+            env,
+            "idle after the turn",
+            lambda r: r["state"] == "needs_input" and r["pending_approval"] is None,
+        )
+        assert Path(idle["transcript_path"]).is_file()
+        assert "hook:AfterAgent" in _agentspool(env, "explain", "gemini-cli", "--run-id", run_id)
+
+        gemini.submit(pane, "/quit")
+        gone = _wait_run(env, "exited", lambda r: r["state"] == "ended")
+        assert gone["run_id"] == run_id
+
+        agentspool.uninstall("gemini-cli", "user", directory=str(home.gemini_dir))
+        assert home.settings_path.read_bytes() == before
     finally:
         home.cleanup()
         srv.stop()

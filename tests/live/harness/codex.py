@@ -378,41 +378,12 @@ def wait_tui_ready(pane: tmux.Pane, timeout: float = 60.0, *, probe: bool = True
 
 def kill_pane(pane: tmux.Pane) -> None:
     """Kill the tmux server and every process that was started in the pane."""
-    try:
-        pid = pane.pane_pid()
-    except Exception:  # noqa: BLE001 - server already gone
-        pid = None
-    if pid:
-        for p in [*_descendants(pid), pid]:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(p, 9)
-    pane.kill()
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(d))
-    out: list[int] = []
-    stack = [pid]
-    while stack:
-        for c in children.get(stack.pop(), []):
-            out.append(c)
-            stack.append(c)
-    return out
+    pane.kill_tree()
 
 
 def codex_pid(pane: tmux.Pane) -> int | None:
     """PID of the native ``codex`` process under the pane (not the node launcher)."""
-    for p in _descendants(pane.pane_pid()):
+    for p in tmux.descendants(pane.pane_pid()):
         try:
             exe = os.readlink(f"/proc/{p}/exe")
         except OSError:

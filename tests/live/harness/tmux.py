@@ -72,6 +72,19 @@ class Pane:
     def pane_pid(self) -> int:
         return int(self._tmux("display-message", "-p", "-t", self.target, "#{pane_pid}").stdout)
 
+    def kill_tree(self) -> None:
+        """Kill every process started in the pane (SIGKILL, children first), then the
+        tmux server."""
+        try:
+            pid = self.pane_pid()
+        except (subprocess.CalledProcessError, ValueError):  # the server is gone already
+            pid = None
+        if pid:
+            for p in [*descendants(pid), pid]:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(p, 9)
+        self.kill()
+
     def kill(self) -> None:
         path = self._tmux("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
         self._tmux("kill-server", check=False)
@@ -83,6 +96,28 @@ class Pane:
                 time.sleep(0.05)
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (one scan of ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                stat = fh.read()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out: list[int] = []
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            out.append(child)
+            stack.append(child)
+    return out
 
 
 def start(

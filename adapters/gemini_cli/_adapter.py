@@ -1,0 +1,241 @@
+"""The Gemini CLI adapter: composes a run's state from the hook spool and the chat file.
+
+Precedence (docs/adr/0029-gemini-cli-state-precedence.md). All evidence becomes
+canonical events, folded by the one reducer in evidence-time order; what decides:
+
+1. An open question — ``ask_user``'s ``BeforeTool`` (the form's questions), confirmed by
+   ``Notification{ToolPermission, details.type: "ask_user"}`` → ``question`` with
+   ``pending_dialog``.
+2. An open approval — only ``Notification{ToolPermission}`` shows one (the chat file
+   holds the same record while a tool waits, runs or a question is open). It names no
+   call: matched to the newest open ``BeforeTool`` of the session → ``needs_input`` with
+   ``pending_approval`` (the hook's tool and input; ``tool_use_id`` is the hook's own
+   ``tool-<n>``, the CLI's call id is written only once the call completed). No hook
+   says it closed: the approved shell command running under the gemini process, the
+   call's ``AfterTool`` (approved and run), the chat file's ``cancelled`` tool call
+   (denied, or Esc: no hook fires), the turn's or the session's end, or the process
+   gone.
+3. Otherwise the turn: ``BeforeAgent`` opens it, ``AfterAgent`` ends it (also after an
+   API error, and after Esc while the model streams); the chat file's ``Request
+   cancelled.`` record ends it when Esc or "No" answered a confirmation (no hook fires).
+
+The chat file alone (a transcript-only read: an ended run, a session no hook armed)
+derives the turn from its records (``_chat``). ``locate_transcript`` follows the newest
+hook's ``transcript_path`` but ``SessionEnd``'s, so ``/clear`` moves it to the new file.
+The CLI deletes a session's file at exit when it holds no answer: a live read named that
+file, whose ``SessionEnd`` the spool holds, reads the spool alone, not
+``TranscriptGoneError``. A dead gemini process (the hooks' parent) ends the run.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from typing import ClassVar
+
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
+from agentspool.adapters.gemini_cli._chat import ChatParser, session_id_of
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, SessionEnded
+from agentspool.core.merge import EventMerger
+from agentspool.core.proc import process_state
+from agentspool.core.seam import (
+    Capabilities,
+    Chat,
+    Drift,
+    InstallReport,
+    InstallScope,
+    ProcessState,
+    Session,
+    SourceDrift,
+    Spawn,
+    Trust,
+)
+from agentspool.errors import UnsupportedError
+from agentspool.spool.layout import run_dir
+from agentspool.spool.read import SpoolReader
+
+
+class _SpoolView:
+    """One run's spool, read incrementally; every record translated once, kept as events."""
+
+    def __init__(self, run_id: str, runtime_dir: str) -> None:
+        self.reader = SpoolReader(run_dir(runtime_dir, run_id))
+        self.translator = _signals.HookTranslator()
+        self.events: list[Event] = []
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.events += self.translator.translate(record)
+        self.events += self.translator.commands_started()
+
+    def liveness(self) -> list[Event]:
+        """Not kept: a dead gemini process ends whatever its hooks left open."""
+        if not self.translator.agent_gone():
+            return []
+        pid = self.translator.agent_pid
+        return [SessionEnded(reason="process gone", at=time.time(), source=f"process:{pid} gone")]
+
+
+def _project_root(chat_file: str) -> str:
+    """The directory of the project a chat file belongs to (``""`` if not recorded)."""
+    chats = os.path.dirname(os.path.abspath(chat_file))
+    try:
+        with open(os.path.join(os.path.dirname(chats), ".project_root"), encoding="utf-8") as fh:
+            return fh.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
+    name: ClassVar[str] = "gemini-cli"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        live_signals=True,
+        attests_supersession=True,
+        install_scopes=("user",),
+        discovers_sessions=True,
+    )
+    executable: ClassVar[str] = "gemini"
+
+    # -- lifecycle -------------------------------------------------------------------
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
+        """``config_home``: the dir holding the settings the hooks are installed in
+        (default: the CLI's own)."""
+        if trust != "bypass":
+            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
+        return _lifecycle.setup(run_id, runtime_dir, config_home)
+
+    def untrust(self, config_home: str | None = None) -> bool:
+        return False  # no trust gate: nothing was ever recorded
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.install_hooks(scope, directory)
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.uninstall_hooks(scope, directory)
+
+    # -- reading ---------------------------------------------------------------------
+    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
+        return _SpoolView(run_id, runtime_dir)
+
+    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[ChatParser]:
+        return self._view(run_id, transcript_path, live=False)
+
+    def _view(self, run_id: str, transcript_path: str, *, live: bool) -> TranscriptView[ChatParser]:
+        # Live, the hooks own the turn; the file alone derives it (_chat's module doc).
+        return TranscriptView(
+            JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
+        )
+
+    def _read_view(
+        self, run_id: str, runtime_dir: str, transcript_path: str
+    ) -> TranscriptView[ChatParser]:
+        key = (run_id, runtime_dir, transcript_path)
+        view = self._views.hit(key)
+        if view is None:
+            view = self._view(run_id, transcript_path, live=bool(runtime_dir))
+            self._views.put(key, view)
+        view.read()
+        return view
+
+    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
+        """For ``spool_sig``: the chat file, and the agent's liveness by stat alone
+        (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer has)."""
+        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
+        watched = [path] if path else []
+        if pid:
+            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
+        return tuple(watched)
+
+    def sessions(self, since: float) -> list[Session]:
+        """Chat files changed at or after ``since`` (``<.gemini>/tmp/<project>/chats/
+        session-*.jsonl``; a subagent's own file, in a folder named after its parent's
+        session, is not a session). Gemini CLI keeps no status file: a session's process
+        is not known from its files, so its state is the chat file's."""
+        base = os.path.join(glob.escape(_install.gemini_dir()), "tmp", "*", "chats")
+        found = []
+        for path in glob.glob(os.path.join(base, "session-*.jsonl")):
+            try:
+                recent = os.stat(path).st_mtime >= since
+            except OSError:
+                continue
+            session = self.session_at(path) if recent else None
+            if session is not None:
+                found.append(session)
+        return found
+
+    def session_at(self, path: str) -> Session | None:
+        """A chat file (its first line the session's metadata), with the project it
+        belongs to: ``tmp/<project>/.project_root`` holds the project's directory."""
+        session_id = session_id_of(path) if path.endswith(".jsonl") else ""
+        if not session_id:
+            return None
+        return Session(session_id=session_id, transcript_path=path, cwd=_project_root(path))
+
+    def read_session(self, session: Session) -> Chat:
+        chat = self.read_chat(session.session_id, "", session.transcript_path)
+        chat.cwd = chat.cwd or session.cwd
+        return chat
+
+    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
+        if (
+            transcript_path
+            and runtime_dir
+            and not os.path.exists(transcript_path)
+            and transcript_path in self._spool(run_id, runtime_dir).translator.ended_paths
+        ):
+            # Deleted by the CLI at the session's end (it held no answer): not gone
+            # evidence, the spool says what happened.
+            transcript_path = ""
+        spool = self._live_spool(run_id, runtime_dir, transcript_path)
+        spool_drift = SourceDrift()
+        cwd, pid = "", 0
+        process: ProcessState = "unknown"
+        liveness: list[Event] = []
+        if spool is not None:
+            spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
+            pid = spool.translator.agent_pid
+            cwd, process = spool.translator.cwd, process_state(pid, spool.translator.agent_gone())
+            liveness = spool.liveness()
+        if not transcript_path:
+            # Not located yet (or deleted at the end): live signals alone; with none, an
+            # idle empty chat.
+            merger = EventMerger()
+            if spool is not None:
+                merger.add("spool", spool.events)
+            return compose_chat(
+                merger.state(liveness),
+                drift=Drift(spool=spool_drift),
+                cwd=cwd,
+                pid=pid,
+                process=process,
+            )
+        view = self._read_view(run_id, runtime_dir, transcript_path)
+        parser = view.parser
+        if spool is not None:
+            view.add_spool(spool.events)
+        return compose_chat(
+            view.merger.state(liveness),
+            parser.messages,
+            transcript_id=parser.session_id,
+            transcript_path=transcript_path,
+            usage=parser.usage,
+            drift=Drift(
+                cli_version=parser.cli_version,
+                transcript=parser.drift.snapshot(parser.corrupt),
+                spool=spool_drift,
+            ),
+            cwd=cwd,
+            pid=pid,
+            process=process,
+        )

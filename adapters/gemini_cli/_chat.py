@@ -1,0 +1,603 @@
+"""Gemini CLI chat file (``<home>/.gemini/tmp/<project>/chats/session-*.jsonl``) →
+canonical messages and canonical events, incrementally.
+
+Grammar: docs/providers/gemini-cli.md §4. The file is not a list of messages but the
+log of a message map the CLI keeps, folded line by line:
+
+* the first line is the session's metadata (``sessionId``, ``kind``, …);
+* a message record (``id``, ``type``: user | gemini | info | error | warning) sets that
+  id in the map: a new id is appended, a known one replaced in place (the CLI re-appends
+  a ``gemini`` record whole once its tool calls completed, ``toolCalls`` added);
+* ``{"$rewindTo": id}`` deletes that message and every later one (an unknown id: all);
+* ``{"$set": {...}}`` merges metadata; its ``messages`` member is a checkpoint that
+  replaces the whole map (the opening context, a history re-sync after a cancel,
+  ``/rewind``, ``/compress``).
+
+Every record id becomes canonical messages once, in the order it first appears, so
+``seq`` never moves; what the CLI itself dropped from its map (``$rewindTo``, a
+checkpoint without it) is ``inactive``, and ``visible`` again if a checkpoint brings it
+back. The injected ``<session_context>`` and empty ``info`` records are ``hidden``. A
+message first seen inside a later checkpoint is what ``/compress`` wrote: the summary
+(``kind="summary"``) and the model's acknowledgement (meta).
+
+Tool calls are recorded only once completed, in the ``gemini`` record's ``toolCalls``
+(call and result together, ``status`` success | error | cancelled); the function
+response is then also recorded as a ``user`` record, which adds nothing. After a cancel
+the CLI re-records its whole history under new ids (the model's turns as raw
+``functionCall``/``functionResponse`` parts) and closes the re-sync with a checkpoint:
+those records are conversation again, never new prompts.
+
+Events. Always, for every read (nothing else shows them: Esc or "No" on a confirmation
+fires no hook): a ``cancelled`` tool call ends the wait on it (``input_resolved``), and
+the ``Request cancelled.`` record ends the turn (``interrupted``). With ``lifecycle``
+(a transcript-only read: no hooks to say it) the file also says what it can of the
+turn: a prompt opens it, a completed tool call is a tool started and finished, a model
+answer with text and no tool call ends it, an ``error`` record fails it. The file cannot
+tell a model still streaming, a tool waiting on an approval or a question form open from
+a tool running: each reads ``working``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.drift import DriftCounter, object_keys
+from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.adapters.gemini_cli._schema import CHAT_FIELDS
+from agentspool.core import events as ev
+from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage, Visibility
+
+QUESTION_TOOL = "ask_user"
+CANCELLED = "Request cancelled."
+CONTEXT_PREFIX = "<session_context>"
+PRESENTATION = {
+    "run_shell_command": "shell",
+    "replace": "edit",
+    "write_file": "edit",
+    "read_file": "read",
+    "read_many_files": "read",
+    "list_directory": "read",
+    "glob": "search",
+    "grep_search": "search",
+    "search_file_content": "search",
+    "google_web_search": "web",
+    "web_fetch": "web",
+    "ask_user": "question",
+    "enter_plan_mode": "plan",
+    "exit_plan_mode": "plan",
+    "write_todos": "todo",
+    "invoke_agent": "agent",
+}
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+
+
+def presentation(name: str) -> str:
+    if "__" in name and not name.startswith(tuple(PRESENTATION)):
+        return "mcp"  # an MCP server's tool: <server>__<tool>
+    return PRESENTATION.get(name, "other")
+
+
+def dialog_for(tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
+    """``ask_user``'s ``questions[{question, header, type, options[{label, description}],
+    multiSelect}]`` as the dialog the operator sees."""
+    return question_dialog(tool_use_id, tool_input.get("questions"))
+
+
+# -- views: only the fields read here ------------------------------------------------
+
+
+class _Tokens(msgspec.Struct, gc=False):
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+    thoughts: int = 0
+    tool: int = 0
+
+
+class _ToolCall(msgspec.Struct, gc=False):
+    id: str = ""
+    name: str = ""
+    args: Any = None
+    result: Any = None
+    status: str = ""
+    timestamp: str = ""
+
+
+class _Record(msgspec.Struct, gc=False):
+    """A message record (``type`` and ``id`` set), or a line of another shape."""
+
+    id: str = ""
+    timestamp: str = ""
+    type: str = ""
+    content: Any = None
+    toolCalls: list[_ToolCall] | None = None  # noqa: N815 - the CLI's own key
+    thoughts: Any = None
+    tokens: _Tokens | None = None
+    model: str | None = None
+
+
+class _Set(msgspec.Struct, gc=False):
+    messages: list[_Record] | None = None
+    sessionId: str | None = None  # noqa: N815
+
+
+class _Line(_Record, gc=False):
+    sessionId: str = ""  # noqa: N815 - the metadata line
+    startTime: str = ""  # noqa: N815
+    set: _Set | None = msgspec.field(default=None, name="$set")
+    rewind_to: str | None = msgspec.field(default=None, name="$rewindTo")
+
+
+_decode_line = msgspec.json.Decoder(_Line).decode
+
+
+def _texts(parts: list[Any]) -> list[str]:
+    return [
+        p["text"]
+        for p in parts
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+    ]
+
+
+def _parts(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _calls(parts: list[Any], key: str) -> list[dict[str, Any]]:
+    return [p[key] for p in parts if isinstance(p, dict) and isinstance(p.get(key), dict)]
+
+
+def result_text(response: Any) -> str:
+    """A function response's ``{"output": …}`` / ``{"error": …}`` as text."""
+    if isinstance(response, dict):
+        for key in ("output", "error", "llmContent"):
+            value = response.get(key)
+            if isinstance(value, str):
+                return value
+        return msgspec.json.encode(response).decode()
+    return "" if response is None else str(response)
+
+
+def _entry_result(result: Any) -> tuple[str, bool]:
+    """A tool call's ``result`` (function response parts): its text, and whether it is an
+    error."""
+    for response in _calls(result if isinstance(result, list) else [], "functionResponse"):
+        body = response.get("response")
+        return result_text(body), isinstance(body, dict) and "error" in body
+    return "", False
+
+
+def _thought_text(thought: Any) -> str:
+    if isinstance(thought, dict):
+        subject, description = thought.get("subject"), thought.get("description")
+        return "\n".join(str(s) for s in (subject, description) if s)
+    return thought if isinstance(thought, str) else ""
+
+
+class ChatParser:
+    """Parse state for one chat file: ``feed`` blocks of complete lines in file order.
+
+    ``lifecycle``: also derive the turn's lifecycle from the file (a transcript-only
+    read); otherwise the hooks own it and the file adds only what they cannot see."""
+
+    def __init__(self, *, lifecycle: bool = True) -> None:
+        self.lifecycle = lifecycle
+        self.messages: list[Message] = []
+        self.events: list[ev.Event] = []
+        self.usage = Usage()
+        self.session_id = ""
+        self.cli_version = ""  # the chat file names none
+        self.corrupt = 0
+        self.drift = DriftCounter(CHAT_FIELDS)
+        self._current: dict[str, None] = {}
+        """The CLI's message map: its ids, in its order."""
+        self._derived: dict[str, list[int]] = {}
+        """Record id → positions (seq - 1) of the canonical messages made from it."""
+        self._made: set[str] = set()
+        """Canonical message ids made so far (a re-appended record adds only what is new)."""
+        self._answered: set[str] = set()
+        """Call ids whose result a ``toolCalls`` entry gave."""
+        self._unpriced: dict[str, tuple[Usage, str]] = {}
+        """Usage of a record no canonical message was made from yet, and its model."""
+        self._priced: set[str] = set()
+        self._checkpoints = 0
+        self._resync = False
+        """Between a cancel and the checkpoint that closes the CLI's history re-sync."""
+        self._turn = ""
+
+    # -- reading ---------------------------------------------------------------------
+    def feed(self, block: memoryview) -> None:
+        for raw in split_lines(block):
+            self.feed_line(raw)
+
+    def feed_line(self, raw: bytes) -> None:
+        if not raw.strip():
+            return
+        try:
+            line = _decode_line(raw)
+        except _DECODE_ERRORS:
+            self.corrupt += 1
+            return
+        if line.set is not None:
+            self._check("$set", raw, lambda r: [f"$set.{k}" for k in _member_keys(r, "$set")])
+            self._set(line.set, line)
+        elif line.rewind_to is not None:
+            self._check("$rewindTo", raw)
+            self._rewind(line.rewind_to)
+        elif line.id and line.type:
+            if line.type in ("user", "gemini", "info", "error", "warning"):
+                self._check(line.type, raw)
+                if line.toolCalls and "toolCall" not in self.drift.checked:
+                    self._check("toolCall", raw, _first_tool_call_keys)
+                self._current[line.id] = None
+                self._record(line, checkpoint=False)
+            else:
+                self.drift.unknown_type(line.type)
+        elif line.sessionId:
+            self._check("metadata", raw)
+            self._metadata(line)
+        else:
+            self.drift.unknown_type("?")
+
+    def _check(self, shape: str, raw: bytes, members: Any = None) -> None:
+        if shape not in self.drift.checked:
+            if members is None:
+                self.drift.see(shape, raw)
+            else:
+                self.drift.check(shape, members(raw) or ())
+
+    # -- the map ---------------------------------------------------------------------
+    def _metadata(self, line: _Line) -> None:
+        if self.session_id:
+            return
+        self.session_id = line.sessionId
+        self.events.append(
+            ev.SessionStarted(
+                at=epoch_seconds(line.startTime),
+                source="transcript:metadata",
+                epoch=self.session_id,
+            )
+        )
+
+    def _set(self, members: _Set, line: _Line) -> None:
+        if members.sessionId and not self.session_id:
+            self.session_id = members.sessionId
+        if members.messages is None:
+            return
+        ids = [r.id for r in members.messages if r.id]
+        for record in members.messages:
+            if record.id and record.id not in self._derived:
+                self._record(record, checkpoint=True)
+        before = self._current
+        self._current = dict.fromkeys(ids)
+        self._restate([i for i in before if i not in self._current])
+        self._restate([i for i in self._current if i not in before])
+        self._checkpoints += 1
+        self._resync = False
+
+    def _rewind(self, target: str) -> None:
+        ids = list(self._current)
+        cut = ids.index(target) if target in self._current else 0
+        for gone in ids[cut:]:
+            del self._current[gone]
+        self._restate(ids[cut:])
+
+    def _restate(self, record_ids: list[str]) -> None:
+        """The visibility of the records whose membership in the map changed."""
+        for record_id in record_ids:
+            wanted: Visibility = "visible" if record_id in self._current else "inactive"
+            for index in self._derived.get(record_id, ()):
+                message = self.messages[index]
+                if message.visibility not in ("hidden", wanted):
+                    # A copy in its place: what a read handed out never changes.
+                    self.messages[index] = msgspec.structs.replace(message, visibility=wanted)
+
+    # -- records ---------------------------------------------------------------------
+    def _record(self, record: _Record, *, checkpoint: bool) -> None:
+        """Make the canonical messages of a record's current version that were not made
+        yet. ``checkpoint``: first seen inside a ``$set.messages``."""
+        kind = record.type
+        if kind == "user":
+            self._user(record, checkpoint)
+        elif kind == "gemini":
+            self._gemini(record, checkpoint)
+        elif kind == "info":
+            self._info(record)
+        elif kind == "error":
+            self._add(
+                record,
+                Message(
+                    id=record.id,
+                    kind="error",
+                    role="system",
+                    is_error=True,
+                    text=str(record.content or ""),
+                ),
+            )
+            if self.lifecycle and not self._resync:
+                self._stop("failed", record.timestamp, "transcript:error")
+        elif kind == "warning":
+            self._add(
+                record,
+                Message(
+                    id=record.id,
+                    kind="text",
+                    role="system",
+                    is_meta=True,
+                    text=str(record.content or ""),
+                ),
+            )
+
+    def _add(self, record: _Record, message: Message, *, hidden: bool = False) -> None:
+        if message.id in self._made:
+            return
+        self._made.add(message.id)
+        message.seq = len(self.messages) + 1
+        message.timestamp = message.timestamp or record.timestamp
+        if hidden:
+            message.visibility = "hidden"
+        elif record.id not in self._current and record.id in self._derived:
+            message.visibility = "inactive"
+        priced = self._unpriced.pop(record.id, None)
+        if priced is not None:
+            message.usage, message.model, message.message_id = priced[0], priced[1], record.id
+        self._derived.setdefault(record.id, []).append(len(self.messages))
+        self.messages.append(message)
+
+    def _user(self, record: _Record, checkpoint: bool) -> None:
+        parts = _parts(record.content)
+        texts = _texts(parts)
+        context = [t for t in texts if t.startswith(CONTEXT_PREFIX)]
+        prompt = "\n".join(t for t in texts if not t.startswith(CONTEXT_PREFIX))
+        self._derived.setdefault(record.id, [])
+        if context:
+            self._add(
+                record,
+                Message(
+                    id=record.id if not prompt else f"{record.id}/context",
+                    kind="text",
+                    role="user",
+                    text="\n".join(context),
+                    is_meta=True,
+                ),
+                hidden=True,
+            )
+        if prompt:
+            summary = checkpoint and self._checkpoints > 0  # what /compress wrote
+            kind: MessageKind = "summary" if summary else "text"
+            self._add(
+                record, Message(id=record.id, kind=kind, role="user", text=prompt, is_meta=summary)
+            )
+            if self.lifecycle and not (checkpoint or self._resync or context):
+                self._turn = record.id
+                self.events.append(
+                    ev.TurnStarted(
+                        turn_id=record.id,
+                        at=epoch_seconds(record.timestamp),
+                        source="transcript:user",
+                        epoch=self.session_id,
+                    )
+                )
+        restating = checkpoint or self._resync
+        for response in _calls(parts, "functionResponse"):
+            call_id = str(response.get("id") or "")
+            if call_id in self._answered and not restating:
+                continue  # the tool call's own entry already gave its result
+            self._add(
+                record,
+                Message(
+                    id=f"{record.id}/result/{call_id}",
+                    kind="tool_result",
+                    role="tool",
+                    text=result_text(response.get("response")),
+                    tool_name=str(response.get("name") or ""),
+                    tool_use_id=call_id,
+                    is_error=isinstance(response.get("response"), dict)
+                    and "error" in response["response"],
+                ),
+            )
+
+    def _gemini(self, record: _Record, checkpoint: bool) -> None:
+        self._derived.setdefault(record.id, [])
+        self._price(record)
+        parts = _parts(record.content)
+        for index, thought in enumerate(
+            record.thoughts if isinstance(record.thoughts, list) else ()
+        ):
+            text = _thought_text(thought)
+            if text:
+                self._add(
+                    record,
+                    Message(
+                        id=f"{record.id}/thought/{index}",
+                        kind="thinking",
+                        role="assistant",
+                        text=text,
+                    ),
+                )
+        text = "\n".join(_texts(parts))
+        if text:
+            acknowledgement = checkpoint and self._checkpoints > 0
+            self._add(
+                record,
+                Message(
+                    id=record.id, kind="text", role="assistant", text=text, is_meta=acknowledgement
+                ),
+            )
+        for index, call in enumerate(_calls(parts, "functionCall")):
+            call_id = str(call.get("id") or "")
+            args = call.get("args")
+            name = str(call.get("name") or "")
+            self._add(
+                record,
+                Message(
+                    id=f"{record.id}/call/{call_id or index}",
+                    kind="tool_call",
+                    role="assistant",
+                    tool_name=name,
+                    tool_use_id=call_id,
+                    tool_input=args if isinstance(args, dict) else {},
+                    presentation=presentation(name),
+                ),
+            )
+        for entry in record.toolCalls or ():
+            self._tool_call(record, entry)
+        if self.lifecycle and text and not record.toolCalls and not (checkpoint or self._resync):
+            self._stop("completed", record.timestamp, "transcript:gemini")
+
+    def _tool_call(self, record: _Record, entry: _ToolCall) -> None:
+        message_id = f"{record.id}/call/{entry.id}"
+        if message_id in self._made:
+            return
+        args = entry.args if isinstance(entry.args, dict) else {}
+        failed = entry.status in ("error", "cancelled")
+        self._add(
+            record,
+            Message(
+                id=message_id,
+                kind="tool_call",
+                role="assistant",
+                timestamp=entry.timestamp,
+                tool_name=entry.name,
+                tool_use_id=entry.id,
+                tool_input=args,
+                presentation=presentation(entry.name),
+            ),
+        )
+        text, error = _entry_result(entry.result)
+        self._add(
+            record,
+            Message(
+                id=f"{record.id}/result/{entry.id}",
+                kind="tool_result",
+                role="tool",
+                timestamp=entry.timestamp,
+                text=text,
+                tool_name=entry.name,
+                tool_use_id=entry.id,
+                is_error=failed or error,
+            ),
+        )
+        self._answered.add(entry.id)
+        at = epoch_seconds(entry.timestamp or record.timestamp)
+        source = f"transcript:toolCalls({entry.status})"
+        if entry.status == "cancelled":
+            # Denied (the "No" option), or Esc: no hook fires for either; this is the
+            # only evidence the confirmation closed (docs/providers/gemini-cli.md §3.3).
+            self.events.append(ev.InputResolved(at=at, source=source, epoch=self.session_id))
+        if self.lifecycle and not self._resync:
+            turn = self._turn
+            epoch = self.session_id
+            self.events.append(
+                ev.ToolStarted(
+                    turn_id=turn,
+                    tool_use_id=entry.id,
+                    tool_name=entry.name,
+                    at=epoch_seconds(record.timestamp),
+                    source=source,
+                    epoch=epoch,
+                )
+            )
+            self.events.append(
+                ev.ToolFinished(
+                    turn_id=turn, tool_use_id=entry.id, at=at, source=source, epoch=epoch
+                )
+            )
+
+    def _info(self, record: _Record) -> None:
+        text = str(record.content or "")
+        if text == CANCELLED:
+            self._add(record, Message(id=record.id, kind="interrupt", role="system", text=text))
+            # The whole history is re-recorded next, closed by a checkpoint.
+            self._resync = True
+            self._stop(
+                "interrupted",
+                record.timestamp,
+                "transcript:info(Request cancelled.)",
+                any_turn=True,
+            )
+            return
+        self._add(
+            record,
+            Message(id=record.id, kind="text", role="system", text=text, is_meta=True),
+            hidden=not text,
+        )
+
+    def _stop(self, outcome: Any, stamp: str, source: str, *, any_turn: bool = False) -> None:
+        """End the turn: the file's own (``lifecycle``), or whichever is open (hooks')."""
+        if not (self.lifecycle or any_turn):
+            return
+        self.events.append(
+            ev.TurnStopped(
+                turn_id=self._turn if self.lifecycle else "",
+                outcome=outcome,
+                at=epoch_seconds(stamp),
+                source=source,
+                epoch=self.session_id,
+            )
+        )
+
+    def _price(self, record: _Record) -> None:
+        tokens = record.tokens
+        if tokens is None or record.id in self._priced:
+            return
+        self._priced.add(record.id)
+        # ``cached`` is part of ``input`` already (the API's cachedContentTokenCount is
+        # a subset of promptTokenCount); ``tool`` (tool-use prompt) and ``thoughts`` are
+        # counted apart by the API and billed as input and output.
+        usage = Usage(
+            input_tokens=tokens.input + tokens.tool,
+            output_tokens=tokens.output + tokens.thoughts,
+            cached_input_tokens=tokens.cached,
+            reasoning_tokens=tokens.thoughts,
+        )
+        self.usage.add(usage)
+        self._unpriced[record.id] = (usage, record.model or "")
+
+
+def _member_keys(raw: bytes, key: str) -> list[str]:
+    outer = object_keys(raw) or {}
+    inner = object_keys(outer[key]) if key in outer else None
+    return list(inner or ())
+
+
+def _first_tool_call_keys(raw: bytes) -> list[str]:
+    outer = object_keys(raw) or {}
+    if "toolCalls" not in outer:
+        return []
+    try:
+        calls = msgspec.json.decode(outer["toolCalls"], type=list[dict[str, msgspec.Raw]])
+    except _DECODE_ERRORS:
+        return []
+    return list(calls[0]) if calls else []
+
+
+class _Metadata(msgspec.Struct, gc=False):
+    sessionId: str = ""  # noqa: N815 - the CLI's own keys
+    startTime: str = ""  # noqa: N815
+    kind: str = ""
+    type: str = ""
+
+
+_decode_metadata = msgspec.json.Decoder(_Metadata).decode
+
+
+def session_id_of(path: str) -> str:
+    """The session id a chat file's metadata line names; ``""`` if the file is not one
+    (its first line is not ``{sessionId, startTime, kind, …}``: another CLI's JSONL can
+    carry a ``sessionId`` too, in a record with a ``type``)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 16)
+        meta = _decode_metadata(first)
+    except (OSError, *_DECODE_ERRORS):
+        return ""
+    if meta.type or not (meta.startTime and meta.kind):
+        return ""
+    return meta.sessionId

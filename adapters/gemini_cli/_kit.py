@@ -1,0 +1,165 @@
+"""Conformance kit for the Gemini CLI adapter: chat-file records and hook payloads shaped
+as 0.61.0 writes them (docs/providers/gemini-cli.md §3-§4; compare
+tests/live/captures/gemini-cli/tui-approve/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from typing import Any
+
+from agentspool.spool.layout import run_dir
+from agentspool.spool.write import append_record
+
+SESSION = "dfd823e2-b3e0-43b0-999f-08e94fc1929e"
+CONTEXT_ID = "d04923d38bb0f6017037e74183378ef4"
+TOKENS = {"input": 120, "output": 12, "cached": 64, "thoughts": 3, "tool": 0, "total": 135}
+MODEL = "gemini-3.8-flash"
+
+
+def _stamp(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
+
+
+class Kit:
+    def __init__(self) -> None:
+        self._clock = time.time() - 600
+
+    def _now(self) -> str:
+        self._clock += 0.5
+        return _stamp(self._clock)
+
+    def transcript(self, directory: str, turns: int) -> str:
+        path = os.path.join(
+            directory,
+            ".gemini",
+            "tmp",
+            "work",
+            "chats",
+            f"session-2026-12-01T10-07-{SESSION[:8]}.jsonl",
+        )
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        start = self._now()
+        meta = {
+            "sessionId": SESSION,
+            "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
+            "startTime": start,
+            "lastUpdated": start,
+            "kind": "main",
+        }
+        context = {
+            "id": CONTEXT_ID,
+            "timestamp": start,
+            "type": "user",
+            "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}],
+        }
+        with open(path, "w") as fh:
+            fh.write(json.dumps(meta) + "\n")
+            fh.write(json.dumps({"$set": {"messages": [context], "lastUpdated": start}}) + "\n")
+        for _ in range(turns):
+            self.append_turn(path)
+        return path
+
+    def append_turn(self, path: str) -> bytes:
+        """One turn: the prompt, the model's call (its record re-appended whole once the
+        call completed, ``toolCalls`` added), the function response, the answer."""
+        call_id = f"run_shell_command__run_shell_command_{uuid.uuid4().int % 10**13}_0"
+        asked = str(uuid.uuid4())
+        prompt_at, asked_at = self._now(), self._now()
+        answer: dict[str, Any] = {
+            "id": asked,
+            "timestamp": asked_at,
+            "type": "gemini",
+            "content": "",
+            "thoughts": [],
+            "tokens": TOKENS,
+            "model": MODEL,
+        }
+        response = {"output": "<untrusted_context>\nOutput: hi\n</untrusted_context>"}
+        done_at = self._now()
+        call = {
+            "id": call_id,
+            "name": "run_shell_command",
+            "args": {"command": "echo hi"},
+            "result": [
+                {
+                    "functionResponse": {
+                        "id": call_id,
+                        "name": "run_shell_command",
+                        "response": response,
+                    }
+                }
+            ],
+            "status": "success",
+            "timestamp": done_at,
+            "resultDisplay": "hi",
+            "description": "echo hi",
+            "displayName": "Shell",
+            "renderOutputAsMarkdown": False,
+        }
+        records: list[dict[str, Any]] = [
+            {
+                "id": str(uuid.uuid4()),
+                "timestamp": prompt_at,
+                "type": "user",
+                "content": [{"text": "say hi"}],
+            },
+            {"$set": {"lastUpdated": prompt_at}},
+            answer,
+            {"$set": {"lastUpdated": asked_at}},
+            {**answer, "toolCalls": [call]},
+            {
+                "id": str(uuid.uuid4()),
+                "timestamp": done_at,
+                "type": "user",
+                "content": [
+                    {
+                        "functionResponse": {
+                            "id": call_id,
+                            "name": "run_shell_command",
+                            "response": response,
+                        }
+                    }
+                ],
+            },
+            {
+                "id": str(uuid.uuid4()),
+                "timestamp": self._now(),
+                "type": "gemini",
+                "content": "hi",
+                "thoughts": [],
+                "tokens": TOKENS,
+                "model": MODEL,
+            },
+        ]
+        data = "".join(json.dumps(r) + "\n" for r in records).encode()
+        with open(path, "ab") as fh:
+            fh.write(data)
+        return data
+
+    def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
+        common = {"session_id": SESSION, "transcript_path": transcript_path, "cwd": "/work"}
+        command = {"command": "touch approved.txt"}
+        hooks: list[tuple[str, dict[str, Any]]] = [
+            ("SessionStart", {"source": "startup"}),
+            ("BeforeAgent", {"prompt": "please touch approved.txt"}),
+            ("BeforeTool", {"tool_name": "run_shell_command", "tool_input": command}),
+            (
+                "Notification",
+                {
+                    "notification_type": "ToolPermission",
+                    "message": "Tool Confirm Shell Command requires execution",
+                    "details": {
+                        "type": "exec",
+                        "title": "Confirm Shell Command",
+                        "command": "touch approved.txt",
+                        "rootCommand": "touch",
+                    },
+                },
+            ),
+        ]
+        for event, extra in hooks:
+            payload = {**common, "hook_event_name": event, "timestamp": self._now(), **extra}
+            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())

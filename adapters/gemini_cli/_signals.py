@@ -1,0 +1,264 @@
+"""Gemini CLI hooks → canonical events: the spool and the gemini process.
+
+Facts: docs/providers/gemini-cli.md §3. Every payload carries ``session_id`` (the chat
+file's ``sessionId``), ``transcript_path`` (that file) and ``cwd``; none carries a turn
+id or a tool call id. So the hooks own the turn here and name it themselves: each
+``BeforeAgent`` opens turn ``prompt-<n>`` (the n-th prompt of the spool, the same on
+every read), ``AfterAgent`` ends it. ``BeforeTool`` opens call ``tool-<n>``;
+``AfterTool`` (same tool and input, first open one) finishes it.
+
+The permission wait is ``Notification`` with ``notification_type: "ToolPermission"``:
+it fires after the call's ``BeforeTool`` once the confirmation is on screen, and names
+the kind (``details.type``: ``exec`` with the command, ``edit``, ``mcp``, ``ask_user``
+…) but not the call, so it is matched to the newest open ``BeforeTool`` of the session
+(same command first). Nothing fires when it closes: an approval ends with the call's
+``AfterTool``; "No" and Esc fire nothing at all — the chat file's cancelled tool call
+and ``Request cancelled.`` record say so (``_chat``); the session's end or the process's
+death end it too. Between the key and ``AfterTool`` (a build: minutes) nothing is
+written, so an approved shell command is seen running under the gemini process
+(``commands_started``). ``ask_user``'s ``BeforeTool`` is itself the question form opening.
+
+The agent process is the hook's parent (the node process the CLI restarted itself as,
+which writes the chat file and runs the tools); a hook that outlived it (a late
+``SessionEnd``) names pid 1, which is not kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters.common.approved import Asked, approved
+from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.adapters.gemini_cli._chat import QUESTION_TOOL, dialog_for
+from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
+from agentspool.core import events as ev
+from agentspool.core import proc as _proc
+from agentspool.spool.read import SpoolRecord
+
+PERMISSION = "ToolPermission"
+# Hooks whose transcript_path is not the session going on: SessionEnd names the one
+# ending (before /clear's SessionStart names the next).
+_NOT_LOCATING = frozenset({"SessionEnd"})
+# Which tools a confirmation of each ``details.type`` can belong to (details name no call).
+_CONFIRMS = {
+    "exec": ("run_shell_command",),
+    "edit": ("replace", "write_file"),
+    "ask_user": (QUESTION_TOOL,),
+}
+
+
+class HookPayload(msgspec.Struct):
+    session_id: str = ""
+    transcript_path: str = ""
+    cwd: str = ""
+    source: str = ""
+    reason: str = ""
+    tool_name: str = ""
+    tool_input: Any = None
+    notification_type: str = ""
+    details: Any = None
+
+
+decode = HookDecoder(HookPayload)
+
+
+class _Call(msgspec.Struct):
+    session: str
+    turn: str
+    tool_use_id: str
+    name: str
+    tool_input: dict[str, Any]
+
+
+class HookTranslator:
+    """Spool records → events, in spool order, keeping what matching needs."""
+
+    def __init__(self) -> None:
+        self.transcript_path = ""
+        self.cwd = ""
+        self.undecodable = 0
+        self.agent_pid = 0
+        self.agent_seen_ns = 0
+        self.ended_paths: set[str] = set()
+        """Chat files whose session a ``SessionEnd`` ended (the CLI deletes one that holds
+        no conversation then)."""
+        self.drift = DriftCounter(HOOK_FIELDS)
+        self._prompts = 0
+        self._tools = 0
+        self._turns: dict[str, str] = {}
+        """Session → its open turn."""
+        self._calls: list[_Call] = []
+        self._approvals: dict[str, Asked] = {}
+        """Session → the shell command approval asked and not yet proven answered."""
+
+    def translate(self, record: SpoolRecord) -> list[ev.Event]:
+        hook = decode(record)
+        if hook is None:
+            self.undecodable += 1
+            return []
+        if record.agent_pid > 1:
+            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
+        name = record.event
+        if name not in self.drift.checked and not record.truncated:
+            self.drift.see(name, record.payload)
+        if hook.transcript_path and name not in _NOT_LOCATING:
+            self.transcript_path = hook.transcript_path
+        if hook.cwd:
+            self.cwd = hook.cwd
+        session = hook.session_id
+        turn = self._turns.get(session, "")
+        at = record.wall_ns / 1e9
+        source = f"hook:{name}"
+        out: list[ev.Event] = []
+        if name == "SessionStart":
+            out.append(
+                ev.SessionStarted(how=hook.source or "startup", at=at, source=source, epoch=session)
+            )
+        elif name == "BeforeAgent":
+            self._prompts += 1
+            turn = self._turns[session] = f"prompt-{self._prompts}"
+            self._forget(session)
+            out.append(ev.TurnStarted(turn_id=turn, at=at, source=source, epoch=session))
+        elif name == "BeforeTool":
+            self._tools += 1
+            tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
+            call = _Call(
+                session=session,
+                turn=turn,
+                tool_use_id=f"tool-{self._tools}",
+                name=hook.tool_name,
+                tool_input=tool_input,
+            )
+            self._calls.append(call)
+            out.append(
+                ev.ToolStarted(
+                    turn_id=turn,
+                    tool_use_id=call.tool_use_id,
+                    tool_name=call.name,
+                    at=at,
+                    source=source,
+                    epoch=session,
+                )
+            )
+            if call.name == QUESTION_TOOL:
+                out.append(self._wait(call, "question", at, source))
+        elif name == "Notification":
+            if hook.notification_type == PERMISSION:
+                details = hook.details if isinstance(hook.details, dict) else {}
+                asked = self._match_confirmation(session, details)
+                if asked is not None:
+                    kind = "question" if details.get("type") == "ask_user" else "approval"
+                    out.append(self._wait(asked, kind, at, source))
+                    command = details.get("command") if details.get("type") == "exec" else ""
+                    self._approvals[session] = Asked(
+                        tool_use_id=asked.tool_use_id,
+                        command=command if isinstance(command, str) else "",
+                        mono_ns=record.mono_ns,
+                        at=at,
+                        epoch=session,
+                    )
+                else:  # a confirmation of a call no BeforeTool named: unspecific
+                    out.append(
+                        ev.InputRequested(
+                            turn_id=turn, kind="approval", at=at, source=source, epoch=session
+                        )
+                    )
+        elif name == "AfterTool":
+            finished = self._match_finished(session, hook)
+            if finished is not None:
+                self._calls.remove(finished)
+                if (asked_for := self._approvals.get(session)) is not None and (
+                    asked_for.tool_use_id == finished.tool_use_id
+                ):
+                    del self._approvals[session]
+                out.append(
+                    ev.ToolFinished(
+                        turn_id=finished.turn,
+                        tool_use_id=finished.tool_use_id,
+                        at=at,
+                        source=source,
+                        epoch=session,
+                    )
+                )
+                out.append(
+                    ev.InputResolved(
+                        tool_use_id=finished.tool_use_id, at=at, source=source, epoch=session
+                    )
+                )
+        elif name == "AfterAgent":
+            self._forget(session)
+            self._turns.pop(session, None)
+            if turn:
+                out.append(ev.TurnStopped(turn_id=turn, at=at, source=source, epoch=session))
+        elif name == "SessionEnd":
+            if hook.transcript_path:
+                self.ended_paths.add(hook.transcript_path)
+            self._forget(session)
+            self._turns.pop(session, None)
+            out.append(ev.SessionEnded(reason=hook.reason, at=at, source=source, epoch=session))
+        return out
+
+    def _wait(self, call: _Call, kind: Any, at: float, source: str) -> ev.InputRequested:
+        question = call.name == QUESTION_TOOL
+        return ev.InputRequested(
+            turn_id=call.turn,
+            kind="question" if question else kind,
+            tool_use_id=call.tool_use_id,
+            tool_name=call.name,
+            tool_input=call.tool_input,
+            dialog=dialog_for(call.tool_use_id, call.tool_input) if question else None,
+            at=at,
+            source=source,
+            epoch=call.session,
+        )
+
+    def _forget(self, session: str) -> None:
+        self._calls = [c for c in self._calls if c.session != session]
+        self._approvals.pop(session, None)
+
+    def commands_started(self) -> list[ev.Event]:
+        """Approvals proven given by the approved shell command running (``approved``).
+
+        Gemini CLI 0.61.0 runs it as ``bash -c <script>``, a child of the gemini process
+        started ~0.1 s after the key, whose script holds the command on a line of its
+        own; nothing fires until the command ends (``AfterTool``)."""
+
+        def runs(_session: str, asked: Asked, _p: _proc.Proc, args: list[str]) -> bool:
+            line = "\n" + asked.command + "\n"
+            return any(line in arg for arg in args[1:])
+
+        found = approved(self.agent_pid, self.agent_seen_ns, self._approvals, runs)
+        for session, _ in found:
+            del self._approvals[session]
+        return [resolved for _, resolved in found]
+
+    def _match_confirmation(self, session: str, details: dict[str, Any]) -> _Call | None:
+        """The open call a confirmation is for: the newest of the session whose tool
+        the confirmation's type allows, the same command first."""
+        tools = _CONFIRMS.get(str(details.get("type", "")))
+        candidates = [
+            c
+            for c in reversed(self._calls)
+            if c.session == session and (tools is None or c.name in tools)
+        ]
+        command = details.get("command")
+        exact = [c for c in candidates if command and c.tool_input.get("command") == command]
+        found = exact or candidates
+        return found[0] if found else None
+
+    def _match_finished(self, session: str, hook: HookPayload) -> _Call | None:
+        tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
+        same = [c for c in self._calls if c.session == session and c.name == hook.tool_name]
+        exact = [c for c in same if c.tool_input == tool_input]
+        found = exact or same
+        return found[0] if found else None
+
+    def agent_gone(self) -> bool:
+        """The process that ran the hooks is dead, or its pid names a younger process:
+        nothing runs or waits any more (SIGKILL fires no hook)."""
+        return (
+            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
+        )
