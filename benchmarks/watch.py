@@ -227,6 +227,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(tmp, "claude-home")  # no real sessions
         os.environ["CODEX_HOME"] = os.path.join(tmp, "codex-home")
+        os.environ["GEMINI_CLI_HOME"] = os.path.join(tmp, "gemini-home")
         runtime = os.path.join(tmp, "runtime")
         os.mkdir(runtime, 0o700)
         agents = Agents(runtime, tmp, args.runs, args.gap)

@@ -2,8 +2,8 @@
 
 The command runs from this checkout's interpreter with a private ``HOME``; the CLIs'
 own homes (where ``watch`` discovers sessions no hook armed) are this process's
-``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME`` — private to each test (``tests/conftest.py``)
-and to each benchmark run.
+``CLAUDE_CONFIG_DIR``, ``CODEX_HOME`` and ``GEMINI_CLI_HOME`` — private to each test
+(``tests/conftest.py``) and to each benchmark run.
 """
 
 from __future__ import annotations
@@ -34,5 +34,6 @@ def start_watch(
         "LANG": "C.UTF-8",
         "CLAUDE_CONFIG_DIR": os.environ["CLAUDE_CONFIG_DIR"],
         "CODEX_HOME": os.environ["CODEX_HOME"],
+        "GEMINI_CLI_HOME": os.environ.get("GEMINI_CLI_HOME", home),
     }
     return tmux.start([*argv, *args], cwd=home, env=env, width=width, height=height, server=server)
