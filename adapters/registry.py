@@ -11,13 +11,15 @@ It then appears in ``providers()``, ``agentspool --help`` and ``setup``'s choice
 proves itself with the shipped suite (``agentspool.adapters.testing.AdapterConformance``).
 
 Built-ins never pay for the entry-point scan (``importlib.metadata`` costs ~36 ms): it
-runs only to list every name, or for a name that is not built in. A built-in name cannot
-be taken over by an installed package.
+runs only to list every name, or for a name that is not built in — once per process (a
+watcher asks for every name each second; an adapter installed meanwhile is seen by the
+next command). A built-in name cannot be taken over by an installed package.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING
 
 from agentspool.errors import UnknownProviderError
@@ -48,6 +50,7 @@ BUILTIN: dict[str, Callable[[], Adapter]] = {
 _loaded: dict[str, Adapter] = {}
 
 
+@cache
 def _installed() -> dict[str, Callable[[], type[Adapter]]]:
     """Adapter classes other packages registered, not yet imported (built-ins excluded)."""
     from importlib.metadata import entry_points

@@ -139,7 +139,7 @@ class RunPoll(msgspec.Struct, kw_only=True):
     """What ``poll_runs`` saw: pass it back as ``previous`` to the next poll."""
 
     sigs: dict[str, str] = {}
-    """Every run's key → its signature (stat only) at this poll."""
+    """Every run's key → its signature (stat only) when it was last taken."""
     runs: dict[str, RunSummary] = {}
     """Every run's key → its summary, ended ones and unlisted sessions included."""
     listed: list[str] = []
@@ -150,6 +150,11 @@ class RunPoll(msgspec.Struct, kw_only=True):
     """Sessions no run covers, by key: re-signed without listing the CLIs' files again."""
     quiet: list[str] = []
     """Sessions whose process is not known to run (listed only with ``include_ended``)."""
+    stamps: dict[str, str] = {}
+    """Every run's key → the stat of its event spool, which every hook appends to (what a
+    poll with ``full=False`` compares)."""
+    listing: str = ""
+    """The runtime dir's own stat when its run dirs were listed."""
 
 
 def run_key(summary: RunSummary) -> str:
@@ -167,6 +172,7 @@ def poll_runs(
     include_ended: bool = False,
     sessions: bool = True,
     discover: bool = True,
+    full: bool = True,
 ) -> RunPoll:
     """``list_runs`` for a watcher: every run's signature is taken (``spool_sig``; for a
     session no hook armed, the stat of its transcript and process), and only runs whose
@@ -174,33 +180,47 @@ def poll_runs(
 
     ``discover=False`` re-signs the sessions ``previous`` knew without listing the CLIs'
     files again (that listing globs every transcript: a watcher does it less often).
+
+    ``full=False`` is the cheaper poll a watcher makes between full ones (one ``stat`` per
+    run): only the runs whose event spool a hook appended to since ``previous`` are
+    signed and read; everything else — transcripts, status files, processes, the
+    ledger's declarations, sessions — keeps what ``previous`` saw. A run dir created or
+    removed meanwhile makes it a full poll.
     """
+    from agentspool.spool.signature import listing_stamp
+
+    before = previous or RunPoll()
+    runtime = _runtime(runtime_dir)
+    if not full and previous is not None and listing_stamp(runtime) == before.listing:
+        return _poll_hooked(before, runtime, include_ended=include_ended)
+    return _poll_all(
+        before, runtime, include_ended=include_ended, sessions=sessions, discover=discover
+    )
+
+
+def _poll_all(
+    before: RunPoll, runtime: str, *, include_ended: bool, sessions: bool, discover: bool
+) -> RunPoll:
     import time
 
     from agentspool.core import runs
     from agentspool.core.reader import read_session
-    from agentspool.spool.signature import paths_sig
+    from agentspool.spool.signature import listing_stamp, paths_sig, spool_stamps
 
-    before = previous or RunPoll()
-    runtime = _runtime(runtime_dir)
+    names = registry.names()
+    runtime_stamp = listing_stamp(runtime)  # before the listing: a run dir made after moves it
+    # A run's provider is read once; again when discovering (a run dir set up again).
+    known = {} if discover else {s.run_id: s.provider for s in before.runs.values() if s.run_id}
+    refs = [ref for ref in runs.run_dirs(runtime, names, known) if ref.provider]
+    stamps = spool_stamps(runtime, [ref.run_id for ref in refs])
     sigs: dict[str, str] = {}
     found: dict[str, RunSummary] = {}
     changed: list[str] = []
-    for ref in runs.run_dirs(runtime, registry.names()):
-        if not ref.provider:
-            continue
+    for ref in refs:
         key = f"{ref.provider}:{ref.run_id}"
-        sig = spool_sig(ref.provider, ref.run_id, runtime)
-        sigs[key] = sig
-        summary = before.runs.get(key)
-        if summary is None or before.sigs.get(key) != sig:
-            try:
-                chat = read_chat(ref.provider, ref.run_id, runtime)
-            except TranscriptGoneError:
-                chat = read_chat(ref.provider, ref.run_id, runtime, "", ended=True)
-            summary = runs.summarize(ref.provider, ref.run_id, chat)
+        sigs[key], found[key], read = _resign(before, key, ref.provider, ref.run_id, runtime)
+        if read:
             changed.append(key)
-        found[key] = summary
     covered = {c for s in found.values() for c in (s.session_id, s.transcript_path)} - {""}
     unarmed: dict[str, Session] = {}
     quiet: list[str] = []  # sessions whose process is not known to run
@@ -209,7 +229,7 @@ def poll_runs(
             since = time.time() - RECENT_SESSIONS
             listing = [
                 (provider, session)
-                for provider in registry.names()
+                for provider in names
                 if registry.load(provider).capabilities.discovers_sessions
                 for session in registry.load(provider).sessions(since)
             ]
@@ -239,6 +259,82 @@ def poll_runs(
             unarmed[key] = session
             found[key] = summary
     changed += [key for key in before.sigs if key not in sigs]
+    return _finish(
+        found,
+        include_ended=include_ended,
+        sigs=sigs,
+        changed=changed,
+        sessions=unarmed,
+        quiet=quiet,
+        stamps={f"{ref.provider}:{ref.run_id}": stamps.get(ref.run_id, "") for ref in refs},
+        listing=runtime_stamp,
+    )
+
+
+def _poll_hooked(before: RunPoll, runtime: str, *, include_ended: bool) -> RunPoll:
+    """The runs of ``before`` a hook appended to since, signed and read again."""
+    from agentspool.spool.signature import spool_stamps
+
+    armed = {key: s for key, s in before.runs.items() if s.run_id}
+    now = spool_stamps(runtime, [s.run_id for s in armed.values()])
+    moved = [key for key, s in armed.items() if now.get(s.run_id, "") != before.stamps.get(key)]
+    if not moved:
+        return msgspec.structs.replace(before, changed=[])
+    found = dict(before.runs)
+    sigs = dict(before.sigs)
+    stamps = dict(before.stamps)
+    changed: list[str] = []
+    for key in moved:
+        run = armed[key]
+        stamps[key] = now.get(run.run_id, "")
+        sigs[key], found[key], read = _resign(before, key, run.provider, run.run_id, runtime)
+        if read:
+            changed.append(key)
+    if not changed:
+        return msgspec.structs.replace(before, sigs=sigs, stamps=stamps, changed=[])
+    return _finish(
+        found,
+        include_ended=include_ended,
+        sigs=sigs,
+        changed=changed,
+        sessions=before.sessions,
+        quiet=before.quiet,
+        stamps=stamps,
+        listing=before.listing,
+    )
+
+
+def _resign(
+    before: RunPoll, key: str, provider: str, run_id: str, runtime: str
+) -> tuple[str, RunSummary, bool]:
+    """One run's signature now, and its summary: read again if the signature moved since
+    ``before`` (then ``True``), else the one ``before`` had."""
+    from agentspool.core import runs
+
+    sig = spool_sig(provider, run_id, runtime)
+    summary = before.runs.get(key)
+    if summary is not None and before.sigs.get(key) == sig:
+        return sig, summary, False
+    try:
+        chat = read_chat(provider, run_id, runtime)
+    except TranscriptGoneError:
+        chat = read_chat(provider, run_id, runtime, "", ended=True)
+    return sig, runs.summarize(provider, run_id, chat), True
+
+
+def _finish(
+    found: dict[str, RunSummary],
+    *,
+    include_ended: bool,
+    sigs: dict[str, str],
+    changed: list[str],
+    sessions: dict[str, Session],
+    quiet: list[str],
+    stamps: dict[str, str],
+    listing: str,
+) -> RunPoll:
+    from agentspool.core import runs
+
     hidden = {k for k, s in found.items() if s.state == "ended"} | set(quiet)
     shown = [s for k, s in found.items() if include_ended or k not in hidden]
     return RunPoll(
@@ -246,8 +342,10 @@ def poll_runs(
         runs=found,
         listed=[run_key(s) for s in runs.by_urgency(shown)],
         changed=changed,
-        sessions=unarmed,
+        sessions=sessions,
         quiet=quiet,
+        stamps=stamps,
+        listing=listing,
     )
 
 

@@ -27,7 +27,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 import agentspool
 from agentspool import AgentspoolError, RunSummary
-from agentspool.cli.watch import Follower, _waits, ago
+from agentspool.cli.watch import WAITING, Follower, _waits, ago
 
 # column → width (the last takes the rest)
 COLUMNS = (
@@ -47,6 +47,8 @@ STATE_STYLES = {
     "idle": Style(dim=True),
 }
 CURSOR = Style(reverse=True)
+Line = tuple[str, str, str, Style | None]
+"""A row: the text before the state column, the state cell, the rest, the state's style."""
 
 
 def _cell(text: str, width: int) -> str:
@@ -73,16 +75,23 @@ class RunList(ScrollView, can_focus=True):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.keys: list[str] = []
-        self.lines: list[tuple[str, str, str, Style | None]] = []
-        """Per row: the text before the state column, the state cell, the rest."""
+        self.lines: list[Line] = []
         self.cursor = 0
 
-    def set_rows(self, keys: list[str], lines: list[tuple[str, str, str, Style | None]]) -> None:
+    def set_rows(self, keys: list[str], lines: list[Line]) -> None:
+        """Show these rows; repaint only the rows whose text changed when no row moved."""
+        self.virtual_size = Size(self.size.width, len(keys))
+        if keys == self.keys:
+            top = self.scroll_offset.y
+            for row in range(top, min(len(lines), top + self.size.height)):
+                if self.lines[row] != lines[row]:
+                    self.refresh_line(row)  # a row out of sight costs nothing until seen
+            self.lines = lines
+            return
         selected = self.keys[self.cursor] if self.keys and self.cursor < len(self.keys) else ""
         self.keys, self.lines = keys, lines
         self.cursor = keys.index(selected) if selected in keys else min(self.cursor, len(keys) - 1)
         self.cursor = max(self.cursor, 0)
-        self.virtual_size = Size(self.size.width, len(keys))
         self.refresh()
 
     def selected(self) -> str:
@@ -140,7 +149,11 @@ class WatchApp(App[None]):
         self.bell_on_wait = bell
         self.on_wait_command = on_wait
         self.words: list[str] = []
-        self.rows: list[tuple[str, RunSummary, str]] = []
+        self.rows: dict[str, tuple[RunSummary, str, Line]] = {}
+        """The rows shown, in order, by key: the run drawn, its "for" reading, its line."""
+        self.detail_of: RunSummary | None = None
+        """The run the detail pane was drawn from."""
+        self.detail_text = ""
         self.selected = ""
         self.evidence_for = ""
         self.interrupted = False
@@ -166,7 +179,7 @@ class WatchApp(App[None]):
         self.title = "agentspool watch"
         self.query_one(RunList).focus()
         self.tick()
-        self.set_interval(1.0, self.tick)
+        self.set_interval(self.follower.interval, self.tick)
 
     def tick(self) -> None:
         try:
@@ -177,7 +190,12 @@ class WatchApp(App[None]):
         if self.bell_on_wait and self.follower.ticks > 1 and any(c.starts_waiting for c in moved):
             self.bell()
         _waits(self.follower, moved, bell=self.bell_on_wait, on_wait=self.on_wait_command)
-        self.redraw(changed=bool(self.follower.poll and self.follower.poll.changed))
+        if self.follower.full:
+            self.redraw()
+        else:
+            waiting = {c.key for c in moved if c.after is not None and c.after.state in WAITING}
+            if waiting:
+                self.redraw_waits(waiting)
 
     def shown(self) -> list[RunSummary]:
         runs = self.follower.listed()
@@ -189,33 +207,50 @@ class WatchApp(App[None]):
             if all(any(w in f for f in (r.provider, r.state, r.task_state)) for w in self.words)
         ]
 
-    def redraw(self, *, changed: bool) -> None:
-        """Rows are formatted again only when the poll moved something or their "for"
-        reading changed (once a second while young, once a minute after)."""
-        runs = self.shown()
+    def redraw(self) -> None:
+        """The rows, most urgent first, each formatted again only when its run was read
+        again or its "for" reading changed, and repainted only when its text did."""
+        runs = {agentspool.run_key(run): run for run in self.shown()}
         now = time.time()
-        old = {key: (run, since) for key, run, since in self.rows}
-        rows = []
-        dirty = changed or len(runs) != len(self.rows)
-        for run in runs:
-            key = agentspool.run_key(run)
+        rows = {}
+        for key, run in runs.items():
+            row = self.rows.get(key)
             since = self.since(run, now)
-            rows.append((key, run, since))
-            if old.get(key, (None, ""))[0] is not run or old[key][1] != since:
-                dirty = True
-        if dirty:
-            self.rows = rows
-            table = self.query_one(RunList)
-            table.set_rows([k for k, _, _ in rows], [self.line(r, s) for _, r, s in rows])
+            if row is None or row[0] is not run or row[1] != since:
+                row = (run, since, self.line(run, since))
+            rows[key] = row
+        self.rows = rows
+        self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
         filtered = f"  filter: {' '.join(self.words)}" if self.words else ""
         self.sub_title = f"{len(runs)} run{'' if len(runs) == 1 else 's'}{filtered}"
         selected = self.query_one(RunList).selected()
+        drawn = rows[selected][0] if selected in rows else None
         if selected != self.selected:
             self.selected, self.evidence_for = selected, ""
             self.show_detail()
-        elif (
-            changed and self.selected in (self.follower.poll.changed if self.follower.poll else [])
-        ) or not self.selected:
+        elif drawn is not self.detail_of or not selected:
+            self.show_detail()
+
+    def redraw_waits(self, keys: set[str]) -> None:
+        """Between two full seconds only what a run now waits on is drawn, in the row
+        where the run stands (it moves up at the next second, when the rest is drawn):
+        the wait the operator must see shows at once, and a tick repaints a row or two,
+        not the list (ADR 0020). A waiting run not listed yet (a filter let it in) is
+        drawn with the whole list."""
+        if not keys <= self.rows.keys():
+            self.redraw()
+            return
+        poll = self.follower.poll
+        assert poll is not None
+        now = time.time()
+        for key in keys:
+            run = poll.runs[key]
+            since = self.since(run, now)
+            self.rows[key] = (run, since, self.line(run, since))
+        self.query_one(RunList).set_rows(
+            list(self.rows), [line for _, _, line in self.rows.values()]
+        )
+        if self.selected in keys:
             self.show_detail()
 
     @staticmethod
@@ -223,7 +258,7 @@ class WatchApp(App[None]):
         return ago(max(0.0, now - run.since)) if run.since else "-"
 
     @staticmethod
-    def line(run: RunSummary, since: str) -> tuple[str, str, str, Style | None]:
+    def line(run: RunSummary, since: str) -> Line:
         task = run.task_state + (f" ({run.task_reason})" if run.task_reason else "")
         name = run.run_id or f"session {run.session_id[:8]}"
         widths = dict(COLUMNS)
@@ -264,23 +299,27 @@ class WatchApp(App[None]):
         box.remove_class("shown")
         self.words = []
         self.query_one(RunList).focus()
-        self.redraw(changed=True)
+        self.redraw()
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         self.words = message.value.lower().split()
         if not self.words:
             message.input.remove_class("shown")
         self.query_one(RunList).focus()
-        self.redraw(changed=True)
+        self.redraw()
 
     def show_detail(self) -> None:
         pane = self.query_one("#detail", Static)
         poll = self.follower.poll
         run = poll.runs.get(self.selected) if poll is not None else None
+        self.detail_of = run
         if run is None:
-            pane.update("no run selected" if self.rows else "no live runs")
-            return
-        pane.update("\n".join(detail_lines(run, self.follower.runtime_dir, self.evidence_for)))
+            text = "no run selected" if self.rows else "no live runs"
+        else:
+            text = "\n".join(detail_lines(run, self.follower.runtime_dir, self.evidence_for))
+        if text != self.detail_text:  # an update lays the screen out again, same text or not
+            self.detail_text = text
+            pane.update(text)
 
 
 def waits_on(run: RunSummary) -> str:

@@ -60,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     from typing import get_args
 
     from agentspool.api import DEFAULT_MIN_IDLE
+    from agentspool.cli.watch import FULL_EVERY, INTERVAL
 
     providers = agentspool.providers()
     parser = argparse.ArgumentParser(
@@ -304,12 +305,14 @@ def _parser() -> argparse.ArgumentParser:
     p = command(
         "watch",
         "follow every run live: a full-screen list, or JSON lines without a terminal",
-        "Follow the runs `ls` lists, refreshed once a second (a run is read again only "
-        "when its evidence changed). On a terminal: a list, most urgent first, and the "
-        "selected run's detail (j/k or arrows, enter: every folded event, / filter by "
-        "provider or state, q quits). Without one (a pipe, CI) or with --json: one JSON "
-        "line per state transition (event seen/changed/gone, key, previous state, then "
-        "the RunSummary fields) until interrupted.",
+        "Follow the runs `ls` lists: what a hook records shows within half a second "
+        "(--interval), what only a transcript, status file or process shows within a "
+        "second; a run is read again only when its evidence changed. On a terminal: a "
+        "list, most urgent first, and the selected run's detail (j/k or arrows, enter: "
+        "every folded event, / filter by provider or state, q quits). Without one (a "
+        "pipe, CI) or with --json: one JSON line per state transition (event "
+        "seen/changed/gone, key, previous state, then the RunSummary fields) until "
+        "interrupted.",
     )
     p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
     p.add_argument(
@@ -341,6 +344,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--json", action="store_true", help="print JSON lines even on a terminal (no drawing)"
+    )
+    p.add_argument(
+        "--interval",
+        type=_positive,
+        default=INTERVAL,
+        metavar="SECONDS",
+        help=f"stat the spools hooks append to every SECONDS (default {INTERVAL}); every "
+        f"run's whole signature is taken every {FULL_EVERY:g} s, or every SECONDS if longer",
     )
     p.add_argument("--once", action="store_true", help="with JSON lines: poll once, print, exit")
     p.add_argument(
@@ -896,7 +907,7 @@ def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
 def _cmd_watch(args: argparse.Namespace) -> int:
     from agentspool.cli import watch
 
-    follower = watch.Follower(args.runtime_dir, args.provider, args.state)
+    follower = watch.Follower(args.runtime_dir, args.provider, args.state, interval=args.interval)
     if args.json or args.once or args.duration is not None or not watch.stdout_is_terminal():
 
         def write(line: bytes) -> None:

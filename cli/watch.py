@@ -1,7 +1,9 @@
-"""``agentspool watch``: the runs ``ls`` lists, followed once a second.
+"""``agentspool watch``: the runs ``ls`` lists, followed live.
 
-Each tick is ``agentspool.poll_runs``: every run's signature is a stat, and only runs
-whose signature moved are read again (incrementally, through the adapters' caches).
+Each tick is ``agentspool.poll_runs``: twice a second the event spool every hook
+appends to is stat'ed, and only the runs whose spool grew are signed and read again
+(incrementally, through the adapters' caches); once a second every run's signature is
+taken.
 On a terminal it draws a Textual app (imported here, inside the command only: no other
 command pays for it); otherwise (a pipe, CI) it prints one JSON line per state
 transition. See docs/adr/0020-watch.md.
@@ -22,9 +24,14 @@ import agentspool
 from agentspool import RunPoll, RunSummary
 
 WAITING = ("question", "needs_input")
-DISCOVER_EVERY = 5
-"""Ticks between listings of the CLIs' own session files (a glob over every transcript);
-the sessions already found are re-signed every tick."""
+INTERVAL = 0.5
+"""Seconds between ticks (``--interval``): what a hook records is on screen within it."""
+FULL_EVERY = 1.0
+"""Seconds between polls that take every signature (transcripts, status files, processes:
+evidence no hook writes); the ticks between stat only the event spools hooks append to."""
+DISCOVER_EVERY = 5.0
+"""Seconds between listings of the CLIs' own session files (a glob over every
+transcript); the sessions already found are re-signed at every full poll."""
 
 
 @dataclass
@@ -62,8 +69,12 @@ class Follower:
     runtime_dir: str | None
     providers: Sequence[str] = ()
     states: Sequence[str] = ()
+    interval: float = INTERVAL
     poll: RunPoll | None = None
     ticks: int = 0
+    full: bool = True
+    """Whether the last tick took every signature (once a second), not only the files
+    hooks append to."""
     ended_here: set[str] = field(default_factory=set)
     """Runs seen to end while watching: they stay listed (last), so the end is seen."""
     _children: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -76,11 +87,13 @@ class Follower:
     def tick(self) -> list[Change]:
         """Poll once; the runs whose state or task state moved (all of them, first)."""
         before = self.poll
+        self.full = self._due(FULL_EVERY)
         self.poll = agentspool.poll_runs(
             before,
             self.runtime_dir,
             include_ended=True,
-            discover=self.ticks % DISCOVER_EVERY == 0,
+            discover=self._due(DISCOVER_EVERY),
+            full=self.full,
         )
         self.ticks += 1
         old = before.runs if before is not None else {}
@@ -101,6 +114,11 @@ class Follower:
             if was is not None and now is not None and now.state == "ended":
                 self.ended_here.add(key)
         return out
+
+    def _due(self, every: float) -> bool:
+        """Whether this tick is one of those made every ``every`` seconds (each tick, if
+        the interval is as long)."""
+        return self.ticks % max(1, round(every / self.interval)) == 0
 
     def listed(self) -> list[RunSummary]:
         """Live runs, most urgent first, then those that ended while watching, as the
@@ -192,7 +210,7 @@ def follow_lines(
         elapsed = time.monotonic() - start
         if duration is not None and elapsed >= duration:
             return 0
-        time.sleep(1.0 - elapsed % 1.0)
+        time.sleep(follower.interval - elapsed % follower.interval)
 
 
 def stdout_is_terminal() -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
@@ -87,10 +87,16 @@ def provider_named(run_id: str, providers: Iterable[str]) -> str:
     return ""
 
 
-def run_dirs(runtime_dir: str, providers: Iterable[str]) -> list[RunDir]:
+def run_dirs(
+    runtime_dir: str, providers: Iterable[str], known: Mapping[str, str] | None = None
+) -> list[RunDir]:
     """Every run dir in ``runtime_dir`` (none if it does not exist). Refuses a runtime dir
-    that is not private to this user (``RuntimeDirError``), like every reader."""
-    known = list(providers)
+    that is not private to this user (``RuntimeDirError``), like every reader.
+
+    ``known``: run id → provider, for runs already identified (a watcher's previous
+    poll): their ``provider`` file is not read again."""
+    names = list(providers)
+    known = known or {}
     try:
         root = os.open(runtime_dir.rstrip("/") or "/", _DIR)
     except FileNotFoundError:
@@ -107,7 +113,8 @@ def run_dirs(runtime_dir: str, providers: Iterable[str]) -> list[RunDir]:
                 continue  # dot-names (trash, locks), logs: not runs
             if not stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
                 continue
-            found.append(RunDir(run_id=entry.name, provider=_provider_of(root, entry.name, known)))
+            provider = known.get(entry.name) or _provider_of(root, entry.name, names)
+            found.append(RunDir(run_id=entry.name, provider=provider))
         return sorted(found, key=lambda r: r.run_id)
     finally:
         os.close(root)

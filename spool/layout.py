@@ -26,7 +26,7 @@ DEFAULT_MIN_IDLE = 600.0
 TRASH_PREFIX = ".trash-"
 PROVIDER_FILE = write.PROVIDER_FILE
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def check_run_id(run_id: str) -> str:
@@ -60,7 +60,7 @@ def foreign_write_problem(st: os.stat_result) -> str | None:
 
 
 def _open_problem(path: str, dir_fd: int | None, exc: OSError) -> str:
-    """What ``os.open(path, _DIR_FLAGS)`` failing with ``exc`` means, in words."""
+    """What ``os.open(path, DIR_FLAGS)`` failing with ``exc`` means, in words."""
     # O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR on Linux, ELOOP elsewhere.
     if exc.errno in (errno.ENOTDIR, errno.ELOOP):
         try:
@@ -85,7 +85,7 @@ def ensure_runtime_dir(path: str) -> str:
     except OSError as exc:
         raise RuntimeDirError(path, f"cannot create: {exc.strerror}") from exc
     try:
-        fd = os.open(path, _DIR_FLAGS)
+        fd = os.open(path, DIR_FLAGS)
     except OSError as exc:
         raise RuntimeDirError(path, _open_problem(path, None, exc)) from None
     try:
@@ -146,7 +146,7 @@ def open_run_dir_to_read(runtime_dir: str, run_id: str) -> int | None:
 
 def _open_checked(path: str, dir_fd: int | None, runtime_dir: str, what: str) -> int | None:
     try:
-        fd = os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+        fd = os.open(path, DIR_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:

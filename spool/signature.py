@@ -7,14 +7,20 @@ existing file leaves the directory untouched, and mtimes can repeat within a tic
 the size still moves, and a replaced file has a new inode. The runtime dir and the run
 dir are opened and checked first, as for every read (ADR 0013): a digest of a dir
 another account can write would announce evidence no reader will believe.
+
+``spool_stamps`` is the cheaper subset a watcher checks between two rounds of
+``spool_sig``: the stat of the file hooks append to, one ``stat`` per run, relative to
+the runtime dir opened once — no listing of any directory.
 """
 
 from __future__ import annotations
 
 import binascii
 import os
+from collections.abc import Iterable
 
-from agentspool.spool.layout import open_run_dir_to_read
+from agentspool.spool.layout import DIR_FLAGS, open_run_dir_to_read
+from agentspool.spool.write import EVENTS_FILE, run_id_problem
 
 ABSENT = "absent"
 
@@ -64,3 +70,37 @@ def spool_sig(run_id: str, runtime_dir: str) -> str:
     for name, size, mtime_ns, inode in entries:
         crc = binascii.crc32(f"{name}\0{size}\0{mtime_ns}\0{inode}\n".encode(), crc)
     return f"{len(entries)}-{crc:08x}"
+
+
+def listing_stamp(runtime_dir: str) -> str:
+    """The runtime dir's own stat: it moves when a run dir is created, removed or renamed
+    (the link count counts subdirectories, so even within one mtime tick)."""
+    try:
+        st = os.stat(runtime_dir, follow_symlinks=False)
+    except OSError:
+        return ABSENT
+    return f"{st.st_ino}.{st.st_nlink}.{st.st_mtime_ns}"
+
+
+def spool_stamps(runtime_dir: str, run_ids: Iterable[str]) -> dict[str, str]:
+    """Each run's event spool's (size, mtime_ns, inode): a hook's record moves its run's
+    stamp (the size grows). One ``stat`` per run, no file opened, nothing trusted: a
+    stamp is a trigger to take the run's ``spool_sig`` and read it, which check the dirs
+    (ADR 0013). A run id that could name another path is left out."""
+    try:
+        root = os.open(runtime_dir.rstrip("/") or "/", DIR_FLAGS)
+    except OSError:
+        return {}
+    out = {}
+    try:
+        for run_id in run_ids:
+            if run_id_problem(run_id) is not None:
+                continue
+            try:
+                st = os.stat(f"{run_id}/{EVENTS_FILE}", dir_fd=root, follow_symlinks=False)
+                out[run_id] = f"{st.st_size}.{st.st_mtime_ns}.{st.st_ino}"
+            except OSError:
+                out[run_id] = ABSENT
+    finally:
+        os.close(root)
+    return out

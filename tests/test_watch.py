@@ -190,6 +190,36 @@ def test_poll_rereads_only_runs_whose_signature_moved(
     assert gone.listed == ["claude-code:b"]
 
 
+def test_a_quick_poll_reads_only_runs_a_hook_appended_to(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    transcripts = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b")}
+    runs, bases = {}, {}
+    for name, transcript in transcripts.items():
+        transcript.write_text("")
+        runs[name] = make_claude_run(runtime_dir, name)
+        bases[name] = _working(runs[name], silent, transcript, f"s-{name}")
+    settled = agentspool.poll_runs(agentspool.poll_runs(None, runtime_dir), runtime_dir)
+    assert agentspool.poll_runs(settled, runtime_dir, full=False).changed == []
+
+    _hook(runs["b"], silent, "PermissionRequest", {**bases["b"], "tool_name": "Bash"})
+    # what no hook wrote: the quick poll does not look, the full one does
+    with open(transcripts["a"], "a") as fh:
+        fh.write("\n")
+    quick = agentspool.poll_runs(settled, runtime_dir, full=False)
+    assert quick.changed == ["claude-code:b"]
+    assert quick.runs["claude-code:b"].state == "needs_input"
+    assert quick.listed[0] == "claude-code:b"
+    assert quick.runs["claude-code:a"] is settled.runs["claude-code:a"]
+    assert agentspool.poll_runs(quick, runtime_dir, full=False).changed == []
+    assert agentspool.poll_runs(quick, runtime_dir).changed == ["claude-code:a"]
+
+    # a run dir made meanwhile: the quick poll lists the runs again
+    _working(make_claude_run(runtime_dir, "c"), silent, transcripts["a"], "s-c")
+    grown = agentspool.poll_runs(quick, runtime_dir, full=False)
+    assert "claude-code:c" in grown.changed and grown.runs["claude-code:c"].state == "working"
+
+
 def test_a_bad_runtime_dir_is_one_line_not_a_traceback(tmp_path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()

@@ -447,8 +447,10 @@ def start_tui(
     permission_mode: str | None = "default",
     width: int = 160,
     height: int = 50,
+    server: tmux.Pane | None = None,
 ) -> ClaudeTui:
-    """Start ``claude [--permission-mode …] <extra_args>`` in a detached tmux server."""
+    """Start ``claude [--permission-mode …] <extra_args>`` in a detached tmux server
+    (``server``: in a new window of that pane's server)."""
     args: list[str] = []
     if permission_mode:
         args += ["--permission-mode", permission_mode]
@@ -458,6 +460,7 @@ def start_tui(
         env=build_env(home, server_url, extra_env),
         width=width,
         height=height,
+        server=server,
     )
     return ClaudeTui(home, pane)
 

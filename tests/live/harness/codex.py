@@ -323,14 +323,21 @@ def start_tui(
     timeout: float = 60.0,
     width: int = 160,
     height: int = 50,
+    server: tmux.Pane | None = None,
 ) -> tmux.Pane:
-    """Start the TUI in a private tmux server; return once its composer is ready.
+    """Start the TUI in a private tmux server (``server``: in a new window of that pane's
+    server); return once its composer is ready.
 
     The pane is registered on ``home`` so ``home.cleanup()`` kills it.
     """
     argv = tui_argv(extra_args, prompt)
     pane = tmux.start(
-        argv, cwd=str(home.cwd), env=build_env(home, extra_env), width=width, height=height
+        argv,
+        cwd=str(home.cwd),
+        env=build_env(home, extra_env),
+        width=width,
+        height=height,
+        server=server,
     )
     home.panes.append(pane)
     if wait_ready:

@@ -2,6 +2,9 @@
 
 Every pane runs under its own tmux socket (``-L``), so tests never touch a tmux
 server the developer has open, and killing the server cleans up every process.
+``start(..., server=pane)`` opens a window in another pane's server instead, as a person
+runs several programs in one terminal; ``screens`` reads several of its panes in one
+call, so they are compared at the same instant.
 """
 
 from __future__ import annotations
@@ -124,12 +127,34 @@ def start(
     env: Mapping[str, str],
     width: int = 200,
     height: int = 50,
+    server: Pane | None = None,
 ) -> Pane:
-    """Start ``argv`` in a new detached tmux server; the caller must ``kill()`` it."""
+    """Start ``argv`` in a new detached tmux server; the caller must ``kill()`` it.
+
+    ``server``: in a new window of that pane's server instead (its size; killing any of
+    its panes kills them all). The window's program gets exactly ``env`` too."""
+    command = " ".join(shlex.quote(a) for a in argv)
+    if server is not None:
+        # A window inherits the server's environment (the first program's): ``env -i``
+        # gives this one exactly its own, and what tmux sets in every pane (TERM, TMUX).
+        own = [shlex.quote(f"{k}={v}") for k, v in env.items() if k != "TERM"]
+        tmux_set = ['TERM="$TERM"', 'TMUX="$TMUX"', 'TMUX_PANE="$TMUX_PANE"']
+        pane_id = server._tmux(
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            server.socket,
+            "-c",
+            cwd,
+            " ".join(["exec", "env", "-i", *tmux_set, *own, command]),
+        ).stdout.strip()
+        return Pane(server.socket, pane_id)
     socket = f"agentspool-{uuid.uuid4().hex[:12]}"
     # tmux passes the *server's* environment to the pane, so the server is started
     # with exactly the env the test wants (private HOME and all) and nothing else.
-    command = " ".join(shlex.quote(a) for a in argv)
     # The config is read before the first pane starts, so a command that exits at
     # once still leaves its pane (and its last screen) behind for the test to read.
     fd, conf = tempfile.mkstemp(prefix="agentspool-tmux-", suffix=".conf")
@@ -161,3 +186,17 @@ def start(
     finally:
         os.unlink(conf)
     return Pane(socket, f"{socket}:0.0")
+
+
+_BETWEEN = "~~~agentspool-screen~~~"
+
+
+def screens(*panes: Pane) -> list[str]:
+    """Every pane's screen, captured by one tmux call (the panes share a server)."""
+    args: list[str] = []
+    for pane in panes:
+        assert pane.socket == panes[0].socket, "one server"
+        args += [*(("display-message", "-p", _BETWEEN, ";") if args else ()), "capture-pane"]
+        args += ["-p", "-t", pane.target, ";"]
+    out = panes[0]._tmux(*args[:-1]).stdout
+    return [text.removeprefix("\n") for text in out.split(_BETWEEN)]
