@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 from agentspool.adapters.claude_code import _signals
@@ -26,12 +27,16 @@ def test_a_zombie_is_dead() -> None:
     if pid == 0:
         os._exit(0)
     try:
-        # Not reaped yet: a zombie, whose /proc/<pid>/stat is still there.
-        for _ in range(1000):
+        # Not reaped yet: a zombie, whose /proc/<pid>/stat is still there. A loaded
+        # machine can take a while to run the child to its exit: wait for it (a
+        # deadline, not a timing assertion; 1000 yields were once not enough).
+        deadline = time.monotonic() + 60
+        while True:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
                     break
-            os.sched_yield()
+            assert time.monotonic() < deadline, "the child never exited"
+            time.sleep(0.001)
         assert _signals.process_start(pid) is None
         assert _signals.read_native("/x/projects/slug/s.jsonl", pid) == (None, True)
     finally:
