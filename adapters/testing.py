@@ -66,6 +66,13 @@ class Kit(Protocol):
         ...
 
 
+# A kit whose transcript is not a file of lines (a database) cannot have a turn cut
+# mid-line; it also defines ``append_turn_in_steps(path) -> Iterator[None]``: the same
+# turn as ``append_turn``, written change by change as the CLI writes it, pausing after
+# each change. The tests that read a transcript while it grows then read between steps.
+STEPWISE = "append_turn_in_steps"
+
+
 def enrolled() -> list[str]:
     """The built-in adapters and the fake (an installed adapter runs the suite through
     its own subclass of ``AdapterConformance``)."""
@@ -204,13 +211,22 @@ class AdapterConformance:
     ) -> None:
         path = kit.transcript(str(tmp_path), 1)
         first = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
-        appended = kit.append_turn(path)
-        # Rewrite the appended bytes as a torn write: half now, the rest after a read.
-        with open(path, "r+b") as fh:
-            fh.truncate(os.path.getsize(path) - len(appended) // 2)
-        middle = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
-        with open(path, "ab") as fh:
-            fh.write(appended[len(appended) - len(appended) // 2 :])
+        stepwise = getattr(kit, STEPWISE, None)
+        if stepwise is not None:
+            steps = stepwise(path)
+            for _ in range(3):  # part of the turn written: a read in the middle of it
+                next(steps)
+            middle = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
+            for _ in steps:
+                pass
+        else:
+            appended = kit.append_turn(path)
+            # Rewrite the appended bytes as a torn write: half now, the rest after a read.
+            with open(path, "r+b") as fh:
+                fh.truncate(os.path.getsize(path) - len(appended) // 2)
+            middle = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
+            with open(path, "ab") as fh:
+                fh.write(appended[len(appended) - len(appended) // 2 :])
         grown = adapter.read_chat("run-1", "", path).messages
         assert middle[: len(first)] == first
         assert [(m.seq, m.id) for m in grown][: len(middle)] == middle
@@ -306,14 +322,24 @@ class AdapterConformance:
         self, adapter: Adapter, kit: Kit, tmp_path: object
     ) -> None:
         path = kit.transcript(str(tmp_path), 1)
-        appended = kit.append_turn(path)
-        os.truncate(path, os.path.getsize(path) - len(appended))
         handed: list[tuple[Chat, bytes]] = []
-        for line in [*appended.splitlines(keepends=True), b""]:
+
+        def hand_out() -> None:
             chat = adapter.read_chat("run-1", "", path)
             handed.append((chat, msgspec.json.encode(chat)))
-            with open(path, "ab") as fh:
-                fh.write(line)
+
+        stepwise = getattr(kit, STEPWISE, None)
+        if stepwise is not None:
+            hand_out()
+            for _ in stepwise(path):
+                hand_out()
+        else:
+            appended = kit.append_turn(path)
+            os.truncate(path, os.path.getsize(path) - len(appended))
+            for line in [*appended.splitlines(keepends=True), b""]:
+                hand_out()
+                with open(path, "ab") as fh:
+                    fh.write(line)
         assert len(handed[-1][0].messages) > len(handed[0][0].messages)
         assert [msgspec.json.encode(chat) for chat, _ in handed] == [b for _, b in handed]
 
