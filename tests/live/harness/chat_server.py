@@ -120,11 +120,7 @@ class Request:
             if isinstance(content, str):
                 out.append(content)
             elif isinstance(content, list):
-                out.append(
-                    "".join(
-                        str(c.get("text", "")) for c in content if isinstance(c, dict)
-                    )
-                )
+                out.append("".join(str(c.get("text", "")) for c in content if isinstance(c, dict)))
         return out
 
     def last_user_text(self) -> str:
