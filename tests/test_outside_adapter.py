@@ -57,7 +57,8 @@ def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_outside_adapter_is_listed_by_the_cli(venv_python: Path, tmp_path: Path) -> None:
     proc = _run([str(venv_python), "-m", "agentspool.cli.main", "setup", "--help"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "{claude-code,codex,linelog}" in proc.stdout
+    # opencode is agentspool's own, registered through the same entry-point group.
+    assert "{claude-code,codex,linelog,opencode}" in proc.stdout
     proc = _run(
         [
             str(venv_python),
@@ -68,7 +69,7 @@ def test_the_outside_adapter_is_listed_by_the_cli(venv_python: Path, tmp_path: P
         ],
         tmp_path,
     )
-    assert proc.stdout == "['claude-code', 'codex', 'linelog']\nChat\n", proc.stderr
+    assert proc.stdout == "['claude-code', 'codex', 'linelog', 'opencode']\nChat\n", proc.stderr
 
 
 def test_the_outside_adapter_passes_the_shipped_suite(venv_python: Path, tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 import pytest
 from harness import chat_server as cs
 from harness import opencode, tmux
+from harness import opencode_captures as captures
 from harness.checkpoints import (
     ScenarioRun,
     event_fields,
@@ -104,6 +105,12 @@ class Run(ScenarioRun):
     last: Chat | None = None
     log: list[str] = field(default_factory=list)
     gates: list[threading.Event] = field(default_factory=list)
+    port: int = 0
+    screens: list[tuple[float, str, str, str]] = field(default_factory=list)
+    """(time, checkpoint, state, screen) at each checkpoint, for captures."""
+    server_log: list[dict[str, Any]] = field(default_factory=list)
+    """What the server answered at each checkpoint (a run started with ``--port``)."""
+    version: ClassVar[str] = opencode.OPENCODE_VERSION
     provider: ClassVar[str] = PROVIDER
 
     @property
@@ -111,6 +118,8 @@ class Run(ScenarioRun):
         return self.spawn.run_dir
 
     def start_tui(self, *extra: str) -> tmux.Pane:
+        if "--port" in extra:
+            self.port = int(extra[extra.index("--port") + 1])
         try:
             self.pane = opencode.start_tui(
                 self.home, extra_args=extra, extra_env=self.spawn.env, timeout=START
@@ -130,6 +139,23 @@ class Run(ScenarioRun):
         for gate in self.gates:
             gate.set()
         self.home.cleanup()
+
+    def checkpoint(self, name: str, predicate: Callable[[Chat], bool], **kw: Any) -> Chat:
+        chat = super().checkpoint(name, predicate, **kw)
+        if self.port and self.pid_alive():
+            secret = self.spawn.env.get("OPENCODE_SERVER_PASSWORD", "")
+            for path in ("/permission", "/question", "/session/status"):
+                status, body = opencode.get(self.port, path, secret)
+                self.server_log.append(
+                    {"checkpoint": name, "path": path, "status": status, "body": body}
+                )
+        screen = self.pane.screen() if self.pane is not None and self.pid_alive() else ""
+        self.screens.append((time.time(), name, f"{chat.state}/{chat.activity}", screen))
+        return chat
+
+    def save(self, directory: Path) -> None:
+        """The evidence of this run, as ``captures/opencode/`` keeps it (README there)."""
+        captures.save(self, directory)
 
     # -- driving
     def submit(self, text: str) -> None:
@@ -252,7 +278,12 @@ class Run(ScenarioRun):
 
 
 @pytest.fixture
-def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[..., Run]]:
+def make_run(
+    tmp_path: Path, runtime_dir: str, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Run]]:
+    """``make_run(replies)``: one server, one armed run. With ``AGENTSPOOL_OPENCODE_CAPTURES``
+    set to a folder, a run that passed leaves its evidence there (``captures/opencode/``
+    is made this way)."""
     runs: list[Run] = []
     servers: list[cs.ChatServer] = []
 
@@ -269,6 +300,10 @@ def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[..., Run]]:
 
     try:
         yield make
+        target = os.environ.get("AGENTSPOOL_OPENCODE_CAPTURES")
+        if target:
+            for run in runs:
+                run.save(Path(target) / request.node.name.removeprefix("test_"))
     finally:
         for run in runs:
             run.close()
@@ -455,3 +490,88 @@ def test_tui_esc_while_streaming_then_clear(make_run: Callable[..., Run]) -> Non
     assert [m.seq for m in chat.messages] == list(range(1, len(chat.messages) + 1))
     assert visible(chat, "user") == ["second prompt"]
     assert visible(chat, "assistant") == ["Second thread answer."]
+
+
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which color do you prefer?",
+            "header": "Color",
+            "options": [
+                {"label": "Red", "description": "A warm color"},
+                {"label": "Blue", "description": "A cool color"},
+            ],
+        }
+    ]
+}
+
+
+def test_tui_question_then_undo(make_run: Callable[..., Run]) -> None:
+    """A question form (the running ``question`` tool is the dialog, in the store too);
+    ``/undo`` marks the turn superseded (``session.revert``) and the next prompt deletes
+    it (``message.removed.1``): its records stay, ``inactive``, under their ``seq``."""
+    run = make_run(
+        [
+            cs.tool_call("question", QUESTION, call_id="call_question"),
+            cs.text("You chose a color."),
+            cs.text("Answered in text this time."),
+        ]
+    )
+    run.start_tui()
+    run.submit("ask me a color")
+    run.wait_screen("Which color do you prefer?")
+    run.wait_hook("question_asked")
+    chat = run.checkpoint("question open", lambda c: c.state == "question")
+    assert chat.activity == "needs_input" and chat.pending_approval is None
+    dialog = chat.pending_dialog
+    assert dialog is not None and dialog.kind == "question"
+    assert dialog.tool_use_id == "call_question"
+    assert dialog.prompt == "Which color do you prefer?"
+    assert [(o.label, o.description) for o in dialog.options] == [
+        ("Red", "A warm color"),
+        ("Blue", "A cool color"),
+    ]
+    assert [q.header for q in dialog.questions] == ["Color"]
+
+    run.press_until("Enter", lambda s: opencode.QUESTION_MARKER not in s)
+    (replied,) = run.wait_hook("question_replied")
+    assert replied["answers"] == [["Red"]]
+    run.wait_screen("You chose a color.")
+    run.wait_hook("session_idle")
+    run.wait_idle_screen()
+    answered = run.checkpoint("answered, idle", is_idle_after_turn)
+    results = [m for m in answered.messages if m.kind == "tool_result"]
+    assert len(results) == 1 and '"Red"' in results[0].text
+    before = {m.id: m.seq for m in answered.messages}
+    assert all(m.visibility in ("visible", "hidden") for m in answered.messages)
+
+    # /undo: the turn is kept, reverted (session.revert names its prompt): inactive.
+    run.submit("/undo")
+    run.wait_screen("message reverted")
+    chat = run.checkpoint(
+        "after /undo", lambda c: is_idle_after_turn(c) and not visible(c, "assistant")
+    )
+    assert {m.id: m.seq for m in chat.messages} == before
+    assert {m.visibility for m in chat.messages} == {"inactive", "hidden"}
+
+    # The prompt is back in the input: sent again, OpenCode deletes the reverted turn.
+    assert run.pane is not None
+    run.wait_screen("ask me a color")
+    run.press("Enter")
+    run.wait_screen("Answered in text this time.")
+    run.wait_hook("session_idle", count=2)
+    run.wait_idle_screen()
+    chat = run.checkpoint("after the next prompt", is_idle_after_turn)
+    old = [m for m in chat.messages if m.id in before]
+    assert [(m.id, m.seq) for m in old] == list(before.items())
+    assert {m.visibility for m in old} == {"inactive", "hidden"}
+    assert visible(chat, "user") == ["ask me a color"]
+    assert visible(chat, "assistant") == ["Answered in text this time."]
+    assert [m.seq for m in chat.messages] == list(range(1, len(chat.messages) + 1))
+    session = chat.transcript_id
+    gone = opencode.rows(
+        run.home.database,
+        "SELECT count(*) FROM event WHERE aggregate_id = ? AND type = 'message.removed.1'",
+        (session,),
+    )
+    assert gone[0][0] >= 2, gone

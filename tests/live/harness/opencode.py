@@ -210,6 +210,31 @@ def rows(database: str | Path, query: str, args: Sequence[object] = ()) -> list[
         return []
 
 
+def get(port: int, path: str, password: str = "") -> tuple[int, Any]:
+    """``GET path`` of OpenCode's server on 127.0.0.1 (user ``opencode``): status and JSON
+    body; ``(0, None)`` when it does not answer."""
+    import base64
+    import http.client
+
+    headers = {}
+    if password:
+        token = base64.b64encode(f"opencode:{password}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        body = response.read()
+        try:
+            return response.status, json.loads(body)
+        except ValueError:
+            return response.status, body.decode("utf-8", "replace")
+    except OSError:
+        return 0, None
+    finally:
+        conn.close()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
