@@ -124,8 +124,13 @@ def save(run: Any, directory: Path) -> None:
     (directory / "notes.md").write_text("\n".join(notes))
 
 
-def build_store(capture: Path, database: Path) -> None:
-    """OpenCode's store as the capture left it: its rows and its log."""
+def build_store(
+    capture: Path, database: Path, *, log: bool = True, until: float = 0.0
+) -> None:
+    """OpenCode's store as the capture left it: its rows, and its log (``log=False``: a
+    store without one, as a migrated store could be). ``until``: the log as it stood at
+    that time (rows whose data carries a later time are left out, and so is everything
+    after the first of them)."""
     from agentspool.adapters.opencode._kit import SCHEMA
 
     database.parent.mkdir(parents=True, exist_ok=True)
@@ -138,12 +143,45 @@ def build_store(capture: Path, database: Path) -> None:
             columns = ", ".join(f"`{k}`" for k in values)
             marks = ", ".join("?" for _ in values)
             conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(values.values()))
-        for i, row in enumerate(_read_jsonl(capture / "log.jsonl")):
+        rows = _read_jsonl(capture / "log.jsonl") if log else []
+        # A row that names no time (a removal) was written with the next one that does.
+        stamps = [_stamp(row["data"]) for row in rows]
+        for i in range(len(stamps) - 2, -1, -1):
+            stamps[i] = stamps[i] or stamps[i + 1]
+        stopped: set[str] = set()
+        for i, row in enumerate(rows):
+            if until and (row["session"] in stopped or stamps[i] > until * 1000):
+                stopped.add(row["session"])
+                continue
             conn.execute(
                 "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
                 (f"evt_{i:06d}", row["session"], row["seq"], row["type"], json.dumps(row["data"])),
             )
         conn.commit()
+
+
+def _stamp(data: dict[str, Any]) -> int:
+    """The newest time a log row's data names (ms); 0 when it names none."""
+    found = [data.get("time")] if isinstance(data.get("time"), int) else []
+    for inner in (data.get("info"), data.get("part")):
+        if isinstance(inner, dict):
+            times = inner.get("time")
+            if isinstance(times, dict):
+                found += [v for v in times.values() if isinstance(v, int)]
+            state = inner.get("state")
+            if isinstance(state, dict) and isinstance(state.get("time"), dict):
+                found += [v for v in state["time"].values() if isinstance(v, int)]
+    return max(found, default=0)
+
+
+def capture_dirs() -> list[Path]:
+    root = Path(__file__).resolve().parent.parent / "captures" / "opencode"
+    return sorted(p for p in root.iterdir() if (p / "log.jsonl").exists())
+
+
+def spool_times(capture: Path, event: str) -> list[float]:
+    """When the plugin wrote each ``event`` record of the capture."""
+    return [e["time"] for e in _read_jsonl(capture / "spool.jsonl") if e["event"] == event]
 
 
 def frame(event: str, payload: bytes, wall: float, pid: int) -> bytes:
