@@ -6,9 +6,9 @@ forms, each naming its session and tool call. Read after the spool, the answer i
 than anything the spool holds, so it is folded as a snapshot of *now*: what it lists is
 open, and when it lists nothing, nothing is (a reply the spool missed is closed).
 
-Not read: ``GET /session/status``. It turns ``busy`` ~200 ms after the prompt's message
-row is written, so an ``idle`` answer cannot tell a finished turn from one about to
-start; the session log and the spool say when a turn ends. Not followed: ``GET /event``
+Not read: ``GET /session/status``. It turns ``busy`` a moment (up to ~200 ms seen) after
+the prompt's message row is written, so an ``idle`` answer cannot tell a finished turn
+from one about to start; the session log and the spool say when a turn ends. Not followed: ``GET /event``
 (a stream needs a process that stays; the plugin spool records the same events).
 
 Only 127.0.0.1 is ever asked (``localhost`` is taken to mean it); each request gives up

@@ -2,15 +2,15 @@
 
 ``make compat`` runs this. Per CLI the versions are the one pinned in
 ``tests/live/package.json`` and the newest stable release the npm registry offers (or
-those given with ``--claude`` / ``--codex``). Each version other than the installed pin
-is installed with npm into its own prefix under ``$AGENTSPOOL_COMPAT_DIR`` (default
-``$TMPDIR/agentspool-compat``), reused when already there, and the scenario module runs
-with the harness pointed at that binary (``AGENTSPOOL_CLAUDE_BIN`` /
-``AGENTSPOOL_CODEX_BIN``). A version whose scenarios fail is listed as failing, with
-the count; one whose install fails is listed as not installed. Every ``read_chat`` the
-scenarios make is observed (``compat_drift.py``): the table also says what that version
-wrote that agentspool does not know (ADR 0014). ``--update-readme`` writes the table
-into README.md between its compat markers.
+those given with ``--claude`` / ``--codex`` / ``--opencode``). Each version other than the
+installed pin is installed with npm into its own prefix under ``$AGENTSPOOL_COMPAT_DIR``
+(default ``$TMPDIR/agentspool-compat``), reused when already there, and the scenario
+module runs with the harness pointed at that binary (``AGENTSPOOL_CLAUDE_BIN`` /
+``AGENTSPOOL_CODEX_BIN`` / ``AGENTSPOOL_OPENCODE_BIN``). A version whose scenarios fail is
+listed as failing, with the count; one whose install fails is listed as not installed.
+Every ``read_chat`` the scenarios make is observed (``compat_drift.py``): the table also
+says what that version wrote that agentspool does not know (ADR 0014).
+``--update-readme`` writes the table into README.md between its compat markers.
 
 Exit status: 0 when every version passed, 1 otherwise.
 """
@@ -56,6 +56,13 @@ CLIS = {
     ),
     "codex": Cli(
         "Codex", "@openai/codex", "codex", "tests/live/test_codex_scenarios.py", "AGENTSPOOL_CODEX"
+    ),
+    "opencode": Cli(
+        "OpenCode",
+        "opencode-ai",
+        "opencode",
+        "tests/live/test_opencode_scenarios.py",
+        "AGENTSPOOL_OPENCODE",
     ),
 }
 

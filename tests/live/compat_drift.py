@@ -45,9 +45,11 @@ def _observe(cls: Any) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     from agentspool.adapters.claude_code import ClaudeCode
     from agentspool.adapters.codex import Codex
+    from agentspool.adapters.opencode import OpenCode
 
     _observe(ClaudeCode)
     _observe(Codex)
+    _observe(OpenCode)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

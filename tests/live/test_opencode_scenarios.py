@@ -575,3 +575,42 @@ def test_tui_question_then_undo(make_run: Callable[..., Run]) -> None:
         (session,),
     )
     assert gone[0][0] >= 2, gone
+
+
+def test_tui_started_by_hand_with_the_plugin_installed(tmp_path: Path, runtime_dir: str) -> None:
+    """``agentspool install opencode`` (ADR 0031): a TUI nobody armed is its own run,
+    ``opencode-<pid>-<start ticks>``, its permission prompt seen, ended when it exits."""
+    srv = cs.ChatServer([cs.bash("touch by-hand.txt", call_id="call_hand")]).start()
+    home = opencode.make_home(srv.base_url, tmp_path / "opencode")
+    try:
+        report = agentspool.install("opencode", directory=str(home.config_dir))
+        assert report.files[0].action == "created"
+        pane = opencode.start_tui(
+            home, extra_env={"AGENTSPOOL_RUNTIME_DIR": runtime_dir}, timeout=START
+        )
+        pid = opencode.pid(pane)
+        opencode.submit(pane, "touch it")
+        pane.wait_for(opencode.PERMISSION_MARKER, WAIT)
+        deadline = time.monotonic() + WAIT
+        while True:
+            runs = agentspool.list_runs(runtime_dir, sessions=False)
+            if runs and runs[0].pending_approval is not None:
+                break
+            assert time.monotonic() < deadline, runs
+            time.sleep(0.2)
+        (run,) = runs
+        assert run.run_id.startswith(f"opencode-{pid}-") and run.provider == PROVIDER
+        assert run.state == "needs_input" and run.pid == pid
+        assert run.pending_approval.tool_use_id == "call_hand"
+        pane.send_keys("Escape")  # rejects the prompt and ends the turn
+        pane.wait_until(lambda s: opencode.PERMISSION_MARKER not in s, WAIT)
+        opencode.submit(pane, "/exit")
+        deadline = time.monotonic() + WAIT
+        while os.path.exists(f"/proc/{pid}/exe"):
+            assert time.monotonic() < deadline, "opencode did not exit"
+            time.sleep(0.1)
+        (ended,) = agentspool.list_runs(runtime_dir, include_ended=True, sessions=False)
+        assert (ended.run_id, ended.state) == (run.run_id, "ended")
+    finally:
+        home.cleanup()
+        srv.stop()

@@ -192,7 +192,7 @@ def pid(pane: tmux.Pane) -> int:
 
 
 def kill_pane(pane: tmux.Pane) -> None:
-    """Kill the tmux server; then the opencode process, which does not exit on SIGHUP."""
+    """Kill the tmux server, then the opencode process should it outlive its terminal."""
     with contextlib.suppress(Exception):
         process = pane.pane_pid()
     pane.kill()

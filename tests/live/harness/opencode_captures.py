@@ -124,9 +124,7 @@ def save(run: Any, directory: Path) -> None:
     (directory / "notes.md").write_text("\n".join(notes))
 
 
-def build_store(
-    capture: Path, database: Path, *, log: bool = True, until: float = 0.0
-) -> None:
+def build_store(capture: Path, database: Path, *, log: bool = True, until: float = 0.0) -> None:
     """OpenCode's store as the capture left it: its rows, and its log (``log=False``: a
     store without one, as a migrated store could be). ``until``: the log as it stood at
     that time (rows whose data carries a later time are left out, and so is everything
