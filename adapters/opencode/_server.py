@@ -8,8 +8,9 @@ open, and when it lists nothing, nothing is (a reply the spool missed is closed)
 
 Not read: ``GET /session/status``. It turns ``busy`` a moment (up to ~200 ms seen) after
 the prompt's message row is written, so an ``idle`` answer cannot tell a finished turn
-from one about to start; the session log and the spool say when a turn ends. Not followed: ``GET /event``
-(a stream needs a process that stays; the plugin spool records the same events).
+from one about to start; the session log and the spool say when a turn ends. Not
+followed: ``GET /event`` (a stream needs a process that stays; the plugin spool records
+the same events).
 
 Only 127.0.0.1 is ever asked (``localhost`` is taken to mean it); each request gives up
 after ``TIMEOUT`` seconds, and any failure means "no server evidence", never an error.
