@@ -127,8 +127,8 @@ def test_cli_lists_opencode_and_installs_it(tmp_path: Path, runtime_dir: str) ->
             check=False,
         )
 
-    for command in ("setup", "install", "uninstall", "run", "read"):
-        proc = cli(command, "--help")
+    for command in ("--help", "setup", "install", "uninstall", "run", "read", "watch"):
+        proc = cli(*dict.fromkeys((command, "--help")))
         assert proc.returncode == 0 and "opencode" in proc.stdout, (command, proc.stdout)
     proc = cli("install", "opencode", "--json")
     assert proc.returncode == 0, proc.stderr
