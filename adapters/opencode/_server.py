@@ -23,12 +23,11 @@ from __future__ import annotations
 import base64
 import http.client
 import os
-from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
-from agentspool.adapters.opencode._transcript import dialog_for
+from agentspool.adapters.opencode._signals import Payload, asked
 from agentspool.core import events as ev
 
 TIMEOUT = 0.5
@@ -37,21 +36,7 @@ USER = "opencode"
 PASSWORD_FILE = "opencode-server-password"  # noqa: S105 - a name, not a secret
 
 
-class _Tool(msgspec.Struct):
-    callID: str = ""  # noqa: N815 - OpenCode's own field names
-
-
-class _Request(msgspec.Struct):
-    id: str = ""
-    sessionID: str = ""  # noqa: N815
-    permission: str = ""
-    metadata: dict[str, Any] | None = None
-    patterns: list[str] | None = None
-    questions: list[Any] | None = None
-    tool: _Tool | None = None
-
-
-_decode = msgspec.json.Decoder(list[_Request]).decode
+_decode = msgspec.json.Decoder(list[Payload]).decode
 
 
 def started_with_port(pid: int) -> bool:
@@ -81,7 +66,7 @@ def password(run_dir: str) -> str:
         return ""
 
 
-def _get(port: int, path: str, secret: str) -> list[_Request] | None:
+def _get(port: int, path: str, secret: str) -> list[Payload] | None:
     headers = {"Accept": "application/json"}
     if secret:
         token = base64.b64encode(f"{USER}:{secret}".encode()).decode()
@@ -113,35 +98,15 @@ def snapshot(
     questions = _get(parts.port, "/question", secret) if permissions is not None else None
     if permissions is None or questions is None:
         return []
-    out: list[ev.Event] = []
-    for asked in permissions:
-        if asked.sessionID in sessions:
-            call = asked.tool.callID if asked.tool else ""
-            out.append(
-                ev.InputRequested(
-                    kind="approval",
-                    tool_use_id=call,
-                    tool_name=asked.permission,
-                    tool_input=asked.metadata or {"patterns": asked.patterns or []},
-                    agent_id=agent_of.get(asked.sessionID, ""),
-                    at=at,
-                    source="server:permission",
-                )
-            )
-    for asked in questions:
-        if asked.sessionID in sessions:
-            call = asked.tool.callID if asked.tool else ""
-            out.append(
-                ev.InputRequested(
-                    kind="question",
-                    tool_use_id=call,
-                    tool_name="question",
-                    agent_id=agent_of.get(asked.sessionID, ""),
-                    dialog=dialog_for(call, {"questions": asked.questions}),
-                    at=at,
-                    source="server:question",
-                )
-            )
+    out: list[ev.Event] = [
+        asked(question, request, agent_of.get(request.sessionID, ""), at=at, source=source)
+        for question, source, requests in (
+            (False, "server:permission", permissions),
+            (True, "server:question", questions),
+        )
+        for request in requests
+        if request.sessionID in sessions
+    ]
     if not out:
         out.append(ev.InputResolved(at=at, source="server:permission"))
     return out

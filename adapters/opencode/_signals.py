@@ -68,6 +68,30 @@ class Payload(msgspec.Struct):
 decode = HookDecoder(Payload)
 
 
+def asked(question: bool, request: Payload, agent: str, **base: Any) -> ev.InputRequested:
+    """The wait a permission request or a question opens: the plugin's
+    ``permission.asked``/``question.asked`` and the server's ``GET /permission``/
+    ``/question`` items have the same shape (docs/providers/opencode.md §3.3, §4)."""
+    call = request.tool.callID if request.tool is not None else ""
+    if question:
+        return ev.InputRequested(
+            kind="question",
+            tool_use_id=call,
+            tool_name="question",
+            agent_id=agent,
+            dialog=dialog_for(call, {"questions": request.questions}),
+            **base,
+        )
+    return ev.InputRequested(
+        kind="approval",
+        tool_use_id=call,
+        tool_name=request.permission,
+        tool_input=request.metadata or {"patterns": request.patterns or []},
+        agent_id=agent,
+        **base,
+    )
+
+
 def _idle(name: str, payload: Payload) -> bool:
     status = payload.status.type if payload.status is not None else ""
     return name == "session_idle" or (name == "session_status" and status == "idle")
@@ -143,30 +167,9 @@ class SpoolTranslator:
         tool = payload.tool or _Tool()
         if name == "session_created" and not agent:
             out.append(ev.SessionStarted(how="startup", **base))
-        elif name == "permission_asked":
+        elif name in ("permission_asked", "question_asked"):
             self._requests[payload.id] = (tool.callID, session)
-            out.append(
-                ev.InputRequested(
-                    kind="approval",
-                    tool_use_id=tool.callID,
-                    tool_name=payload.permission,
-                    tool_input=payload.metadata or {"patterns": payload.patterns or []},
-                    agent_id=agent,
-                    **base,
-                )
-            )
-        elif name == "question_asked":
-            self._requests[payload.id] = (tool.callID, session)
-            out.append(
-                ev.InputRequested(
-                    kind="question",
-                    tool_use_id=tool.callID,
-                    tool_name="question",
-                    agent_id=agent,
-                    dialog=dialog_for(tool.callID, {"questions": payload.questions}),
-                    **base,
-                )
-            )
+            out.append(asked(name == "question_asked", payload, agent, **base))
         elif name in ("permission_replied", "question_replied", "question_rejected"):
             call, _ = self._requests.pop(payload.requestID, ("", ""))
             if call:
