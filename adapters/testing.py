@@ -25,6 +25,15 @@ obligations run hermetically against every provider:
   while the transcript grows, encode the same at the end
 * ``spool_sig`` moves whenever a read of the located transcript would answer otherwise
   (a hook, a transcript append), and holds still while nothing changes
+* with the optional ``session_at``: the session of its own transcript is named (the id
+  its reads give), anything else — another provider's transcript, a JSON file that is no
+  transcript, a missing file — is not; with ``read_session_with_subagents``: the
+  session's own records come first, unchanged, and the whole is one complete stream
+* the history index (``core.history``): a transcript indexed, reloaded from the store and
+  assembled equals the assembly of a fresh parse, records and all; for an adapter that
+  resumes transcripts (``capabilities.resumes_transcripts``), also when the file grows in
+  pieces (torn lines included) and each piece is indexed by a fresh adapter instance, in
+  small blocks, from the state the last one left
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ import msgspec
 import pytest
 
 from agentspool.adapters import registry
-from agentspool.core.seam import Adapter, Chat
+from agentspool.core.seam import Adapter, Chat, Message, TranscriptFile
 from agentspool.errors import DeltaParseError, TranscriptGoneError
 from agentspool.spool.layout import ensure_run_dir
 
@@ -305,6 +314,44 @@ class AdapterConformance:
         whole = assemble_session_detail(Parse(messages=grown, complete=True))
         assert whole == assemble_session_detail(grown)
 
+    def test_session_at_names_its_own_transcripts_and_nothing_else(
+        self, adapter: Adapter, adapter_name: str, kit: Kit, tmp_path: object
+    ) -> None:
+        session_at = getattr(adapter, "session_at", None)
+        if session_at is None:
+            pytest.skip("no session_at: `agentspool show` finds its sessions by id only")
+        path = kit.transcript(str(tmp_path), 1)
+        session = session_at(path)
+        assert session is not None
+        assert session.transcript_path == path
+        assert session.session_id == adapter.read_chat("run-1", "", path).transcript_id
+        others = []
+        for name in KITS:
+            if name != adapter_name and name in registry.builtin_names():
+                directory = os.path.join(str(tmp_path), name)
+                os.mkdir(directory)
+                others.append(load_kit(name).transcript(directory, 1))
+        plain = os.path.join(str(tmp_path), "plain.jsonl")
+        with open(plain, "w") as fh:
+            fh.write('{"hello": "world"}\n')
+        for path in [*others, plain, os.path.join(str(tmp_path), "missing.jsonl")]:
+            assert session_at(path) is None, path
+
+    def test_a_session_read_with_subagents_is_its_own_records_first_and_complete(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        from agentspool.core.detail import assemble_session_detail
+        from agentspool.core.seam import Session
+
+        read = getattr(adapter, "read_session_with_subagents", None)
+        if read is None:
+            pytest.skip("no read_session_with_subagents: shown with its own records only")
+        session = Session(session_id="run-1", transcript_path=kit.transcript(str(tmp_path), 2))
+        whole = read(session)
+        own = adapter.read_session(session).messages
+        assert whole.messages[: len(own)] == own
+        assemble_session_detail(whole.messages)  # seq 1…n: one complete parse
+
     def test_a_dropped_adapter_frees_its_parse_at_once(
         self, adapter: Adapter, kit: Kit, tmp_path: object
     ) -> None:
@@ -367,6 +414,66 @@ class AdapterConformance:
         kit.open_prompt(runtime, "run-1", path)
         prompted = observe()
         assert prompted[0] != grown[0] or prompted[1] == grown[1]
+
+    def test_an_indexed_session_reloads_as_a_fresh_parse(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 2)
+        database = os.path.join(str(tmp_path), "history.sqlite")
+        verdicts, loaded = _index_and_reload(database, adapter, path)
+        fresh = load_adapter_fresh(adapter).read_chat("run-1", "", path).messages
+        assert verdicts == ["new"]
+        _assert_same_session(loaded, fresh)
+        again, reloaded = _index_and_reload(database, load_adapter_fresh(adapter), path)
+        assert again == ["unchanged"] and reloaded == loaded
+
+    def test_an_index_resumed_piece_by_piece_equals_a_fresh_parse(
+        self, adapter: Adapter, kit: Kit, tmp_path: object
+    ) -> None:
+        if not adapter.capabilities.resumes_transcripts:
+            pytest.skip("adapter does not resume transcripts: indexed by a whole re-read")
+        path = kit.transcript(str(tmp_path), 1)
+        grown = b"".join(kit.append_turn(path) for _ in range(3))
+        os.truncate(path, os.path.getsize(path) - len(grown))
+        database = os.path.join(str(tmp_path), "history.sqlite")
+        verdicts, loaded = _index_and_reload(database, load_adapter_fresh(adapter), path)
+        # Pieces that end mid-line, on a line's end, and a single byte.
+        cuts = sorted({len(grown) // 7, len(grown) // 3, len(grown) // 3 + 1, len(grown) // 2})
+        cuts.append(len(grown))
+        done = 0
+        for cut in cuts:
+            with open(path, "ab") as fh:
+                fh.write(grown[done:cut])
+            done = cut
+            more, loaded = _index_and_reload(database, load_adapter_fresh(adapter), path, chunk=97)
+            verdicts += more
+            fresh = load_adapter_fresh(adapter).read_chat("run-1", "", path).messages
+            _assert_same_session(loaded, fresh)
+        assert verdicts == ["new"] + ["appended"] * len(cuts), "each piece resumed"
+
+
+def _index_and_reload(
+    database: str, adapter: Adapter, path: str, *, chunk: int = 1 << 20
+) -> tuple[list[str], list[Message]]:
+    from agentspool.core.history import index_file
+    from agentspool.core.store import SessionStore
+
+    with SessionStore(database) as store:
+        verdict, _ = index_file(store, adapter, TranscriptFile(path=path), chunk=chunk)
+        (session,) = store.find_sessions(path)
+        assert session.provider == adapter.name and session.records >= 1
+    with SessionStore(database) as store:  # read back through a new connection
+        return [verdict], store.records(session.id)
+
+
+def _assert_same_session(loaded: list[Message], fresh: list[Message]) -> None:
+    from agentspool.core.detail import assemble_session_detail
+
+    assert loaded == fresh
+    for include_inactive in (False, True):
+        assert assemble_session_detail(
+            loaded, include_inactive=include_inactive
+        ) == assemble_session_detail(fresh, include_inactive=include_inactive)
 
 
 def answer(chat: Chat) -> bytes:

@@ -8,8 +8,9 @@ carries a second meaning here (it does on the adapter seam, ``agentspool.core.se
 
 from __future__ import annotations
 
+import datetime as dt
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -38,9 +39,13 @@ from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_d
 from agentspool.spool.write import LEDGER_FILE, RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
+    from agentspool.core.history import IndexReport
+    from agentspool.core.store import SearchHit, SessionStore, StoredSession, UsageRecord
+    from agentspool.core.usage import SessionInfo, UsageGrouping, UsageReport
     from agentspool.spool.sweep import SweepReport
 
 __all__ = [
+    "DATA_DIR_ENV",
     "DEFAULT_MIN_IDLE",
     "Declaration",
     "Explanation",
@@ -50,21 +55,26 @@ __all__ = [
     "TidyRun",
     "Transition",
     "declare",
+    "default_store_path",
+    "index_history",
     "install",
     "list_runs",
     "locate_transcript",
+    "open_history",
     "poll_runs",
     "providers",
     "read_chat",
     "replay",
     "run",
     "run_key",
+    "search_history",
     "setup",
     "spool_sig",
     "sweep_spools",
     "tidy",
     "uninstall",
     "untrust",
+    "usage",
 ]
 
 
@@ -857,3 +867,173 @@ def replay(run_id: str, runtime_dir: str | None = None, *, archive: str | None =
 def _archive_order(stamp: str) -> tuple[int, ...]:
     """``<seconds>[.<n>]`` in the order the sweeps made them."""
     return tuple(int(part) if part.isdigit() else -1 for part in stamp.split("."))
+
+
+def usage(
+    *,
+    by: UsageGrouping = "day",
+    since: dt.date | None = None,
+    until: dt.date | None = None,
+    providers: Sequence[str] | None = None,
+    timezone: str | None = None,
+    prices: str | None = None,
+    store: str | None = None,
+    index: bool = True,
+) -> UsageReport:
+    """Token totals — input, output, cache reads and cache writes kept apart — and their
+    cost, per day, session, model or project (``by``), over every session of the history
+    store (ADR 0025; ``agentspool.core.usage`` states every rule): sessions whose file
+    is gone still count.
+
+    ``since``/``until``: keep the days within them, both inclusive. Days are counted in
+    ``timezone`` (an IANA name; ``None``: the machine's local time). ``providers``: only
+    these (``None``: every registered one). ``prices``: a price table file of the shipped
+    table's shape (``None``: the shipped table). A model without a price is shown with
+    ``cost_usd=None``, never 0, and every cost says how many tokens it leaves out.
+    ``store``: the history store (``None``: ``default_store_path()``); ``index``: bring
+    it up to date first (``index_history(store, wait=False)``: if another indexer is at
+    work, what is indexed already), else read what is indexed.
+
+    Raises ``SettingsError`` for a price file that is not a table,
+    ``UnknownProviderError`` for a provider not registered,
+    ``zoneinfo.ZoneInfoNotFoundError`` for a zone that does not exist, and
+    ``StoreError`` for a store that cannot be read.
+    """
+    from agentspool.core.pricing import load_prices
+    from agentspool.core.usage import usage_report
+
+    table = load_prices(prices)
+    zone = None
+    if timezone is not None:
+        import zoneinfo
+
+        zone = zoneinfo.ZoneInfo(timezone)
+    names = list(providers) if providers is not None else registry.names()
+    for name in names:
+        registry.load(name)  # an unknown name fails before anything is read
+    if index:
+        index_history(store, wait=False)
+    with open_history(store) as opened:
+        return usage_report(
+            _stored_usage(opened, names, since),
+            prices=table,
+            by=by,
+            since=since,
+            until=until,
+            tz=zone,
+        )
+
+
+def _stored_usage(
+    store: SessionStore, providers: Sequence[str], since: dt.date | None
+) -> Iterator[tuple[SessionInfo, list[UsageRecord]]]:
+    """Usage's one input: every session of ``providers`` in the store, with its records
+    that carry usage (the store's usage index; no conversation is read).
+
+    A usage session is the CLI's session id: every file that carries it counts in it —
+    a Claude Code subagent's own file carries its parent's (so its usage counts in its
+    parent session), a Codex sub-agent's rollout its own thread's (its own session).
+    Its path and project are its main file's (the one that is no subagent's).
+
+    ``since``: a session whose last record is two days before it holds no record on or
+    after it in any time zone, so its records are not read."""
+    from agentspool.core.usage import SessionInfo
+
+    cutoff = None
+    if since is not None:
+        start = dt.datetime.combine(since - dt.timedelta(days=2), dt.time(), dt.UTC)
+        cutoff = start.timestamp()
+    groups: dict[tuple[str, str], list[StoredSession]] = {}
+    wanted = set(providers)
+    for stored in store.sessions():
+        if stored.provider in wanted:
+            key = stored.session_id or stored.key  # no id named: the file alone
+            groups.setdefault((stored.provider, key), []).append(stored)
+    chosen = {
+        key: sorted(members, key=lambda s: (s.agent_id != "", s.path))
+        for key, members in groups.items()
+        if cutoff is None or max(s.updated for s in members) >= cutoff
+    }
+    records: dict[int, list[UsageRecord]] = {}
+    ids = [s.id for members in chosen.values() for s in members]
+    for record in store.usage_records(ids):
+        records.setdefault(record.session, []).append(record)
+    for (provider, _), members in chosen.items():
+        main = members[0]
+        started = [s.started for s in members if s.started]
+        info = SessionInfo(
+            provider=provider,
+            session_id=main.session_id,
+            project=main.cwd or next((s.cwd for s in members if s.cwd), ""),
+            path=main.path,
+            started=min(started, default=0.0),
+            updated=max(s.updated for s in members),
+        )
+        yield info, [r for s in members for r in records.get(s.id, ())]
+
+
+# -- the history (issue 14, ADR 0022) ------------------------------------------------------
+
+DATA_DIR_ENV = "AGENTSPOOL_DATA_DIR"
+HISTORY_FILE = "history.sqlite"
+
+
+def default_store_path() -> str:
+    """The history store: ``$AGENTSPOOL_DATA_DIR/history.sqlite``, else in the user's
+    data dir (``platformdirs``: ``~/.local/share/agentspool`` on Linux)."""
+    base = os.environ.get(DATA_DIR_ENV, "")
+    if not base:
+        import platformdirs  # only the history commands pay for it (ADR 0023)
+
+        base = platformdirs.user_data_dir("agentspool", appauthor=False)
+    return os.path.join(base, HISTORY_FILE)
+
+
+def open_history(store: str | None = None) -> SessionStore:
+    """The history store (``None``: ``default_store_path()``), created private (dir 0700,
+    file 0600) if it is not there. What ``usage`` and ``show`` read: ``sessions``,
+    ``find_sessions``, ``records``, ``usage_records``, ``search`` (``core/store.py``).
+    Close it (a context manager) when done."""
+    from agentspool.core.store import SessionStore
+
+    path = store or default_store_path()
+    if path != ":memory:":
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    return SessionStore(path)
+
+
+def index_history(
+    store: str | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    forget_gone: bool = False,
+    wait: bool = True,
+) -> IndexReport:
+    """Index every transcript every registered provider finds on this machine into the
+    history store, incrementally (``core/history.py``): a file costs what it gained
+    since the last run. ``progress(bytes done, bytes to read)`` after each block.
+    ``forget_gone``: remove the sessions whose file is gone (kept by default).
+    ``wait=False``: return at once (``busy``) if another indexer holds the store."""
+    from agentspool.core import history
+
+    adapters = [registry.load(name) for name in registry.names()]
+    with open_history(store) as opened:
+        return history.index_history(
+            opened, adapters, progress=progress, forget_gone=forget_gone, wait=wait
+        )
+
+
+def search_history(
+    text: str,
+    *,
+    store: str | None = None,
+    limit: int = 20,
+    provider: str | None = None,
+    marks: tuple[str, str] = ("«", "»"),
+) -> list[SearchHit]:
+    """Records of the history whose text holds every word of ``text`` (``word*``: a
+    prefix), best first; each with its session, time and a snippet whose matched words
+    are between ``marks``. Searches what is indexed (call ``index_history`` first)."""
+    with open_history(store) as opened:
+        return opened.search(text, limit=limit, provider=provider, marks=marks)

@@ -19,8 +19,13 @@
     ├── CompressedRolloutError(AgentspoolError, RuntimeError)
     │                                                      a .zst transcript, and the optional
     │                                                      zstandard package is missing
-    └── DeclarationError(AgentspoolError, ValueError)      a task-state declaration refused
-                                                           (no run, no reason, dirty worktree)
+    ├── DeclarationError(AgentspoolError, ValueError)      a task-state declaration refused
+    │                                                      (no run, no reason, dirty worktree)
+    ├── RunNotFoundError(AgentspoolError, LookupError)     no such run where it was looked for
+    ├── SessionNotFoundError(AgentspoolError, LookupError) no session has that id, id prefix
+    │                                                      or transcript file
+    └── AmbiguousSessionError(AgentspoolError, LookupError)
+                                                           an id prefix several sessions share
 
 Each carries the offending object as attributes and names it in ``str()``, so the CLI's
 one-line error is always "<what>: <path or value>: <problem>". An attribute named
@@ -114,3 +119,30 @@ class RunNotFoundError(AgentspoolError, LookupError):
         super().__init__(f"run {run_id!r}: not found in {where}")
         self.run_id = run_id
         self.where = where
+
+
+class SessionNotFoundError(AgentspoolError, LookupError):
+    """``find_session``: no session has the id (or id prefix), or the file is not a
+    transcript any registered provider reads."""
+
+    def __init__(self, ref: str, problem: str) -> None:
+        super().__init__(f"session {ref!r}: {problem}")
+        self.ref = ref
+        self.problem = problem
+
+
+class AmbiguousSessionError(AgentspoolError, LookupError):
+    """``find_session``: an id prefix several sessions share; ``candidates`` are their
+    ``provider:session id``, sorted."""
+
+    SHOWN = 8
+
+    def __init__(self, ref: str, candidates: list[str]) -> None:
+        shown = ", ".join(candidates[: self.SHOWN])
+        more = f", +{len(candidates) - self.SHOWN} more" if len(candidates) > self.SHOWN else ""
+        super().__init__(
+            f"session {ref!r} is ambiguous: {len(candidates)} sessions start with it "
+            f"({shown}{more}); give more of the id"
+        )
+        self.ref = ref
+        self.candidates = candidates

@@ -17,7 +17,11 @@ import agentspool
 from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
 
 if TYPE_CHECKING:
-    from agentspool import Chat
+    from datetime import date
+
+    import msgspec
+
+    from agentspool import Chat, UsageReport, UsageRow
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -32,13 +36,20 @@ exit status:
   {EXIT_OK}    ok
   {EXIT_ERROR}    an error; one line on stderr says what and where
   {EXIT_USAGE}    bad usage
-  {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read)
+  {EXIT_TRANSCRIPT_GONE}    the run's transcript is gone (read, show)
   {EXIT_REFUSED}    a declaration refused, nothing recorded (lifecycle: no run, a
        subagent declaring, uncommitted changes without --force)
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
 """
 
+SHOW_LINES = 6
+"""``show --lines``: lines shown of each tool result, thinking block and summary."""
+
+STORE_HELP = (
+    "the history store (default: $AGENTSPOOL_DATA_DIR/history.sqlite, else history.sqlite "
+    "in the user's data dir, ~/.local/share/agentspool on Linux)"
+)
 RUNTIME_DIR_HELP = (
     "the runtime dir holding the runs' spools (default: $AGENTSPOOL_RUNTIME_DIR, "
     "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>)"
@@ -386,6 +397,46 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_tidy)
 
     p = command(
+        "show",
+        "print one session: prompts, answers, tool calls and results, subagents, usage",
+        "Print a session as a person reads it: a header (provider, session, transcript, "
+        "cwd, models, time, state, totals), then turn by turn the prompt, the answer, "
+        "thinking (dimmed, cut), each tool call with its input summarized and its result "
+        "(cut to --lines, errors marked), the subagents a call spawned indented under it, "
+        "compactions, summaries and interrupts marked, and the usage of each turn. Any "
+        "provider's session: by its id, the start of its id, or its transcript file. "
+        "Without a terminal the text has no colours and no wrapping; --json prints the "
+        "SessionDetail (assemble_session_detail over the session's records and its "
+        "subagents').",
+    )
+    p.add_argument(
+        "session",
+        metavar="SESSION",
+        help="a session id, the start of one, or the path of a transcript file",
+    )
+    p.add_argument(
+        "--include-inactive",
+        action="store_true",
+        help="also show the records the provider marks superseded (rewind, branch), "
+        "marked [superseded]",
+    )
+    p.add_argument(
+        "--lines",
+        type=int,
+        default=SHOW_LINES,
+        metavar="N",
+        help="lines shown of each tool result, thinking block and summary; 0 shows "
+        "them whole (default: %(default)s)",
+    )
+    p.add_argument(
+        "--pager",
+        action="store_true",
+        help="on a terminal, page the output through $PAGER (default: less -R)",
+    )
+    json_arg(p, "the SessionDetail (conversation, tools, orphan_results, subagents, ...)")
+    p.set_defaults(func=_cmd_show)
+
+    p = command(
         "replay",
         "show the transitions a run's evidence and ledger made, with time and source",
         "Fold the run's evidence again — its spool, transcript and status file, read "
@@ -402,6 +453,107 @@ def _parser() -> argparse.ArgumentParser:
     )
     json_arg(p, "the Replay (provider, run_id, run_dir, archived, events, transitions)")
     p.set_defaults(func=_cmd_replay)
+
+    p = command(
+        "usage",
+        "token totals and their cost, per day, session, model or project",
+        "Count the tokens every session of the history used — input, "
+        "output, cache reads and cache writes kept apart — once per API response (a "
+        "response copied into a resumed session counts once), and price them with the "
+        "table shipped with agentspool (never fetched). A model without a price shows "
+        "'no price', never $0, and a cost says how many tokens it leaves out. Days are "
+        "counted in local time unless --timezone says otherwise. Indexes first "
+        "(incrementally) unless --no-index; sessions whose file is gone still count.",
+    )
+    p.add_argument(
+        "--since",
+        type=_day,
+        default=None,
+        metavar="DATE",
+        help="from this day (YYYY-MM-DD or YYYYMMDD)",
+    )
+    p.add_argument(
+        "--until",
+        type=_day,
+        default=None,
+        metavar="DATE",
+        help="up to this day, included (YYYY-MM-DD or YYYYMMDD)",
+    )
+    p.add_argument(
+        "--by",
+        choices=get_args(agentspool.UsageGrouping),
+        default=get_args(agentspool.UsageGrouping)[0],
+        help="one row per what (default: %(default)s)",
+    )
+    p.add_argument(
+        "--provider",
+        action="append",
+        default=[],
+        choices=providers,
+        help="only this provider's sessions (repeatable; default: every one)",
+    )
+    p.add_argument(
+        "--timezone",
+        type=_zone,
+        default=None,
+        metavar="ZONE",
+        help="count days in this IANA time zone, e.g. Europe/Paris (default: local time)",
+    )
+    p.add_argument(
+        "--prices",
+        default=None,
+        metavar="FILE",
+        help="price with this TOML table instead of the shipped one (same shape)",
+    )
+    p.add_argument("--no-index", action="store_true", help="count what is indexed already")
+    p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
+    json_arg(p, "the UsageReport (by, since, until, timezone, prices_taken, rows, total)")
+    p.set_defaults(func=_cmd_usage)
+
+    p = command(
+        "index",
+        "index every transcript on this machine into the history store",
+        "Find every Claude Code transcript ($CLAUDE_CONFIG_DIR or ~/.claude: projects, "
+        "subagents included) and Codex rollout ($CODEX_HOME or ~/.codex: sessions, .zst "
+        "included) and bring the history store up to date: a file costs what it gained "
+        "since the last run; a rewritten, truncated or replaced one is read again; the "
+        "sessions of deleted files are kept (marked gone). A progress bar on a terminal, "
+        "one summary line otherwise.",
+    )
+    p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
+    p.add_argument(
+        "--forget-gone",
+        action="store_true",
+        help="remove the sessions whose transcript file is gone (kept by default)",
+    )
+    json_arg(
+        p,
+        "the IndexReport (files, new, appended, rewritten, unchanged, gone, forgotten, "
+        "failed, records, bytes_read, seconds, busy, errors)",
+    )
+    p.set_defaults(func=_cmd_index)
+
+    p = command(
+        "search",
+        "full-text search over every indexed conversation",
+        "Search the history for records holding every word given (word* matches a "
+        "prefix): prompts, replies, reasoning, summaries and tool calls (name and input); "
+        "not tool results. Best matches first, with provider, session, time and the text "
+        "around the match. Indexes first (incrementally) unless --no-index.",
+    )
+    p.add_argument("words", nargs="+", metavar="WORD", help="what to find")
+    p.add_argument(
+        "--limit",
+        type=_positive_int,
+        default=20,
+        metavar="N",
+        help="at most N hits (default: %(default)s)",
+    )
+    p.add_argument("--provider", choices=providers, default=None, help="only this provider's")
+    p.add_argument("--no-index", action="store_true", help="search what is indexed already")
+    p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
+    json_arg(p, "a list of SearchHit objects (session, seq, kind, role, timestamp, snippet, rank)")
+    p.set_defaults(func=_cmd_search)
 
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
@@ -420,6 +572,29 @@ def _print_json(value: Any) -> None:
     import msgspec
 
     sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
+
+
+def _print_json_by_item(value: msgspec.Struct) -> None:
+    """``_print_json`` of a Struct, the same bytes, written a list item at a time: a long
+    session's detail is tens of MB of JSON, and it is never in memory whole."""
+    import msgspec
+
+    encode = msgspec.json.Encoder().encode
+    out = sys.stdout.buffer
+    out.write(b"{")
+    for i, (name, key) in enumerate(
+        zip(value.__struct_fields__, value.__struct_encode_fields__, strict=True)
+    ):
+        out.write(b"," * (i > 0) + encode(key) + b":")
+        field = getattr(value, name)
+        if isinstance(field, list):
+            out.write(b"[")
+            for j, item in enumerate(field):
+                out.write(b"," * (j > 0) + encode(item))
+            out.write(b"]")
+        else:
+            out.write(encode(field))
+    out.write(b"}\n")
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
@@ -628,6 +803,37 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    import os
+
+    if not os.path.exists(args.session):
+        # An id is looked up in the history store, which show_session brings up to date
+        # first; here that (maybe long) first run gets the progress bar.
+        _index_quietly(None)
+    view = agentspool.show_session(args.session, include_inactive=args.include_inactive)
+    if view.chat.drift:
+        print(drift_warning(view.provider, view.session.session_id, view.chat), file=sys.stderr)
+    try:
+        if args.json:
+            _print_json_by_item(view.detail)
+        else:
+            from agentspool.cli.show import print_view  # rich: only this command pays for it
+
+            print_view(view, lines=args.lines, pager=args.pager)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_gone()
+    return EXIT_OK
+
+
+def _stdout_gone() -> None:
+    """The reader left (``show | head``): done, not an error. Nothing more may reach the
+    closed pipe, not even the interpreter's flush at exit."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _cmd_lifecycle(args: argparse.Namespace) -> int:
     result = agentspool.declare(
         args.task_state,
@@ -704,11 +910,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
                 write=write,
             )
         except BrokenPipeError:
-            # The reader left (`watch | head -1`): done, not an error. Nothing more may
-            # reach the closed pipe, not even the interpreter's flush at exit.
-            import os
-
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _stdout_gone()  # `watch | head -1`
             return EXIT_OK
     from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
 
@@ -835,6 +1037,233 @@ def _demo_with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
         draw()
         time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
     draw()
+
+
+_USAGE_KEY = {"day": "Date", "session": "Session", "model": "Model", "project": "Project"}
+
+
+def _day(text: str) -> date:
+    from datetime import date
+
+    digits = text.replace("-", "") if len(text) == 10 else text
+    try:
+        if len(digits) != 8 or not digits.isdigit():
+            raise ValueError
+        return date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD or YYYYMMDD): {text!r}") from None
+
+
+def _zone(text: str) -> str:
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise argparse.ArgumentTypeError(f"not an IANA time zone: {text!r}") from None
+    return text
+
+
+def _cost(row: UsageRow) -> str:
+    if row.cost_usd is None:
+        return "no price"
+    cost = (
+        f"${row.cost_usd:,.2f}"
+        if row.cost_usd >= 0.01 or not row.cost_usd
+        else f"${row.cost_usd:.4f}"
+    )
+    return cost + ("*" if row.unpriced_tokens else "")
+
+
+def _cmd_usage(args: argparse.Namespace) -> int:
+    if not args.no_index:
+        _index_quietly(args.store)
+    report = agentspool.usage(
+        by=args.by,
+        since=args.since,
+        until=args.until,
+        providers=args.provider or None,
+        timezone=args.timezone,
+        prices=args.prices,
+        store=args.store,
+        index=False,
+    )
+    if args.json:
+        _print_json(report)
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+
+    # Not a terminal (a file, a pipe): as wide as the table needs, never wrapped at 80.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 1000)
+    if not report.rows:
+        console.print("no usage recorded" + _usage_span(report))
+        return EXIT_OK
+    table = Table(show_footer=True, box=None, pad_edge=False)
+    total = report.total
+    table.add_column(_USAGE_KEY[report.by], footer="Total", no_wrap=True)
+    extra = {"session": ["Provider", "Project"], "model": ["Provider"]}.get(report.by, [])
+    for name in extra:
+        table.add_column(name, overflow="fold")
+    for name, value in (
+        ("Input", total.input_tokens),
+        ("Output", total.output_tokens),
+        ("Cache read", total.cache_read_tokens),
+        ("Cache write", total.cache_write_tokens),
+        ("Total", total.total_tokens),
+    ):
+        table.add_column(name, footer=f"{value:,}", justify="right", no_wrap=True)
+    table.add_column("Cost", footer=_cost(total), justify="right", no_wrap=True)
+    for row in report.rows:
+        cells = [row.key or "(not named)"]
+        if report.by == "session":
+            cells += [row.provider, row.project or "-"]
+        elif report.by == "model":
+            cells += [row.provider]
+        cells += [
+            f"{n:,}"
+            for n in (
+                row.input_tokens,
+                row.output_tokens,
+                row.cache_read_tokens,
+                row.cache_write_tokens,
+                row.total_tokens,
+            )
+        ]
+        table.add_row(*cells, _cost(row))
+    console.print(table)
+    notes = [
+        f"prices as of {report.prices_taken}; days in {report.timezone} time" + _usage_span(report)
+    ]
+    if total.unpriced_tokens:
+        notes.append(
+            f"* leaves out {total.unpriced_tokens:,} tokens of models without a price: "
+            + ", ".join(m or "(model not named)" for m in total.unpriced_models)
+        )
+    for note in notes:
+        console.print(note, soft_wrap=True)
+    return EXIT_OK
+
+
+def _usage_span(report: UsageReport) -> str:
+    if report.since and report.until:
+        return f"; {report.since} to {report.until}"
+    if report.since or report.until:
+        return f"; since {report.since}" if report.since else f"; until {report.until}"
+    return ""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
+
+
+def _index(
+    store: str | None, *, forget_gone: bool = False, wait: bool = True
+) -> agentspool.IndexReport:
+    """``index_history`` with a progress bar on a terminal (rich: only here, ADR 0023)."""
+    if not sys.stderr.isatty():
+        return agentspool.index_history(store, forget_gone=forget_gone, wait=wait)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("index", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return agentspool.index_history(
+            store, progress=progress, forget_gone=forget_gone, wait=wait
+        )
+
+
+def _index_summary(report: agentspool.IndexReport) -> str:
+    gone = f", {report.gone} gone" + (
+        f" ({report.forgotten} forgotten)" if report.forgotten else ""
+    )
+    failed = f", {report.failed} failed" if report.failed else ""
+    return (
+        f"indexed {report.files} transcript files ({report.new} new, {report.appended} "
+        f"appended, {report.rewritten} rewritten, {report.unchanged} unchanged{gone}{failed}): "
+        f"{report.records} records written, {report.bytes_read / 2**20:.1f} MB read in "
+        f"{report.seconds:.1f} s"
+    )
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    report = _index(args.store, forget_gone=args.forget_gone)
+    for error in report.errors:
+        print(f"agentspool: {error}", file=sys.stderr)
+    if args.json:
+        _print_json(report)
+    else:
+        print(_index_summary(report))
+    return EXIT_ERROR if report.failed else EXIT_OK
+
+
+def _index_quietly(store: str | None) -> None:
+    """Bring the store up to date before reading it; another indexer at work: read it
+    as it is. A file that could not be read is one line on stderr."""
+    report = _index(store, wait=False)
+    for error in report.errors:
+        print(f"agentspool: {error}", file=sys.stderr)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    text = " ".join(args.words)
+    if not text.strip(" *"):
+        return _usage("search: give at least one word")
+    if not args.no_index:
+        _index_quietly(args.store)
+    terminal = not args.json and sys.stdout.isatty()
+    marks = ("\x1b[1m", "\x1b[22m") if terminal else ("«", "»")
+    hits = agentspool.search_history(
+        text, store=args.store, limit=args.limit, provider=args.provider, marks=marks
+    )
+    if args.json:
+        _print_json(hits)
+        return EXIT_OK
+    if not hits:
+        print(f"agentspool: no record holds {text!r}", file=sys.stderr)
+    for hit in hits:
+        print(_hit_line(hit))
+    return EXIT_OK
+
+
+def _hit_line(hit: agentspool.SearchHit) -> str:
+    import time
+    from datetime import datetime
+
+    try:
+        at = datetime.fromisoformat(hit.timestamp).timestamp() if hit.timestamp else 0.0
+    except ValueError:
+        at = 0.0
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else "-" * 16
+    session = hit.session
+    who = session.session_id[:8] or "-"
+    if session.agent_id:
+        who += f"/{session.agent_id[:8]}"
+    snippet = " ".join(hit.snippet.split())
+    return f"{when}  {session.provider:<11} {who:<17} {hit.role:<9} {snippet}"
 
 
 def _cmd_untrust(args: argparse.Namespace) -> int:

@@ -60,10 +60,13 @@ def read_run(
     return chat
 
 
-def read_session(adapter: Adapter, session: Session) -> Chat:
+def read_session(adapter: Adapter, session: Session, *, with_subagents: bool = False) -> Chat:
     """A session no run covers, from what its CLI keeps; ``ended`` once its process is
-    gone (the same rule as ``read_run``)."""
-    chat = adapter.read_session(session)
+    gone (the same rule as ``read_run``). ``with_subagents``: the subagents' records too,
+    from their own files, where the adapter has ``read_session_with_subagents`` (the
+    seam's optional member; without it the session's own records alone)."""
+    read = getattr(adapter, "read_session_with_subagents", None) if with_subagents else None
+    chat = read(session) if read is not None else adapter.read_session(session)
     if chat.process == "gone":
         chat.state = "ended"
         detail = f"the agent process {chat.pid} is gone"

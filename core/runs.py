@@ -15,7 +15,14 @@ from collections.abc import Iterable
 import msgspec
 
 from agentspool.core.proc import ancestors as proc_ancestors
-from agentspool.core.seam import Chat, ChatState, PendingApproval, PendingDialog, TaskState
+from agentspool.core.seam import (
+    Chat,
+    ChatState,
+    Message,
+    PendingApproval,
+    PendingDialog,
+    TaskState,
+)
 from agentspool.errors import RuntimeDirError
 from agentspool.spool.layout import PROVIDER_FILE, private_dir_problem
 from agentspool.spool.write import run_id_problem
@@ -153,13 +160,19 @@ class RunSummary(msgspec.Struct, kw_only=True):
 TITLE_CHARS = 120
 
 
+def prompt_title(message: Message) -> str:
+    """A prompt the user wrote, as a title: on one line, cut to ``TITLE_CHARS``; ``""``
+    for any other record (the history store titles its sessions the same way)."""
+    if message.role != "user" or message.kind != "text" or message.is_meta:
+        return ""
+    if message.visibility == "hidden":
+        return ""
+    first = " ".join(message.text.split())
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
+
+
 def title_of(chat: Chat) -> str:
-    for message in chat.messages:
-        if message.role == "user" and message.kind == "text" and not message.is_meta:
-            first = " ".join(message.text.split())
-            if first:
-                return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
-    return ""
+    return next((t for t in map(prompt_title, chat.messages) if t), "")
 
 
 def summarize(provider: str, run_id: str, chat: Chat) -> RunSummary:

@@ -38,7 +38,30 @@ process ``pid`` with ``environ`` in the run — the subagent's id, ``""`` for th
 agent, ``None`` when its evidence cannot tell — so a subagent cannot declare its
 parent's task state; ``own_run(runtime_dir, environ) -> list[str]`` names the
 hand-started run of the agent whose command has ``environ``, from the CLI's own
+variables, when the process ancestry cannot (ADR 0019);
+``subagent_transcripts(transcript_path) -> list[str]`` names the files a session's
+subagents wrote apart from its transcript, each read with ``read_session`` as part of
+that session (``usage`` counts them with it; ADR 0025).
+
+Two more optional members serve reading one session whole (``agentspool show``, ADR
+0027): ``session_at(path) -> Session | None`` says whether the file at ``path`` is a
+transcript this CLI wrote, and which session it holds (``None``: not this CLI's);
+``read_session_with_subagents(session) -> Chat`` is ``read_session`` whose ``messages``
+also hold every subagent's records from the subagents' own files — the session's own
+records first, then each subagent's, every subagent's group opened by a ``subagent``
+link record whose ``parent_id`` is the spawning tool call (the one the session's own
+stream holds, else one the adapter adds from the CLI's files), ``seq`` 1…n over the
+whole, ``usage`` summed. ``(agent_id, id)`` is unique in it. It is for a reading of the
+whole session at once: a subagent's records come after the session's own, so the
+``seq`` of a subagent's record moves as the session's own transcript grows.
 variables, when the process ancestry cannot (ADR 0019).
+
+Resumable transcript parsing (``capabilities.resumes_transcripts``; ADR 0022): the
+adapter is also a ``TranscriptHistory``. It lists every transcript file its CLI keeps on
+this machine (``transcript_files``) and parses one from a byte offset with a state it
+handed out before (``resume_transcript``), so the history index (``core/history.py``)
+pays for what a file gained, not for the file. An adapter without it is indexed through
+``sessions(0.0)`` and ``read_session``, re-read whole whenever its file changes.
 """
 
 from __future__ import annotations
@@ -70,11 +93,15 @@ __all__ = [
     "PendingApproval",
     "PendingDialog",
     "ProcessState",
+    "ResumedParse",
     "Session",
     "SourceDrift",
     "Spawn",
     "TaskState",
+    "TranscriptFacts",
+    "TranscriptFile",
     "TranscriptGoneError",
+    "TranscriptHistory",
     "Trust",
     "Usage",
     "Visibility",
@@ -107,6 +134,9 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     discovers_sessions: bool = False
     """``sessions`` finds the CLI's sessions from its own files (no hooks armed), and
     ``read_session`` reads one from what the CLI itself keeps."""
+    resumes_transcripts: bool = False
+    """The adapter is a ``TranscriptHistory`` too: it lists every transcript file of its
+    CLI and parses one from where an earlier parse stopped (ADR 0022)."""
 
 
 class Session(msgspec.Struct, frozen=True, kw_only=True):
@@ -436,4 +466,72 @@ class Adapter(Protocol):
 
     def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False) -> SweepReport:
         """Remove spools of runs outside ``keep`` (delegates to ``spool.sweep``)."""
+        ...
+
+
+class TranscriptFile(msgspec.Struct, frozen=True, kw_only=True):
+    """A transcript file the CLI keeps on this machine (``transcript_files``)."""
+
+    path: str
+    whole: bool = False
+    """Read only from its start (a compressed file: no byte offset leads into it). Such a
+    file is re-read whole whenever it changes; the CLIs write them once, finished."""
+
+
+class TranscriptFacts(msgspec.Struct, kw_only=True):
+    """What a parse learned about the session a transcript file holds."""
+
+    session_id: str = ""
+    """The CLI's session id (a Claude Code subagent's file names its parent's)."""
+    agent_id: str = ""
+    """Set when the file is a subagent's own conversation."""
+    parent_session_id: str = ""
+    """The session that spawned the subagent (``""`` for a main session)."""
+    cwd: str = ""
+    cli_version: str = ""
+
+
+class ResumedParse(Protocol):
+    """One transcript file parsed from a byte offset (``resume_transcript``).
+
+    ``read`` parses about ``limit`` more bytes — whole lines only; a torn last line is
+    left for a later parse — and returns the records that are new or changed since the
+    last ``read`` (or since the state it resumed from), each with its final ``seq``: a
+    record appended bytes change (a usage record that prices an earlier reply) comes
+    again with its old ``seq``. At the end of the file it returns ``[]`` and ``offset``
+    stops moving. ``state()`` encodes what the parse must remember to go on from
+    ``offset`` (opaque bytes, versioned by the adapter).
+    """
+
+    fresh: bool
+    """The parse started at the file's first byte (no state given, or one this adapter
+    cannot resume from): its records are the file's whole parse from seq 1."""
+    offset: int
+    """Bytes of the file parsed so far (whole lines)."""
+
+    @property
+    def count(self) -> int:
+        """Records of the file's parse so far: the highest ``seq``."""
+        ...
+
+    def read(self, limit: int) -> list[Message]: ...
+
+    def state(self) -> bytes: ...
+
+    def facts(self) -> TranscriptFacts: ...
+
+
+class TranscriptHistory(Protocol):
+    """What an adapter with ``capabilities.resumes_transcripts`` also has (ADR 0022)."""
+
+    def transcript_files(self) -> list[TranscriptFile]:
+        """Every transcript file of the CLI on this machine, subagents' files included,
+        where the CLI keeps them (its config dir, as the environment names it)."""
+        ...
+
+    def resume_transcript(self, path: str, offset: int, state: bytes) -> ResumedParse:
+        """Parse ``path`` from ``offset`` with a ``state`` an earlier parse of the same file
+        returned at that offset; ``offset=0``/``state=b""`` (or a state this adapter
+        version cannot use) starts at the first byte (``fresh``). The caller has checked
+        that the bytes before ``offset`` are the ones that were parsed."""
         ...

@@ -26,9 +26,13 @@ COMMANDS = [
     "lifecycle",
     "tidy",
     "replay",
+    "show",
     "untrust",
     "watch",
     "demo",
+    "usage",
+    "index",
+    "search",
 ]
 
 

@@ -29,15 +29,22 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
 from agentspool.adapters.claude_code import _install, _lifecycle, _signals
-from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, TranscriptParser, dialog_for
+from agentspool.adapters.claude_code._transcript import (
+    DIALOG_TOOLS,
+    HistoryParser,
+    TranscriptParser,
+    dialog_for,
+)
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
@@ -52,6 +59,8 @@ from agentspool.core.seam import (
     Session,
     SourceDrift,
     Spawn,
+    TranscriptFile,
+    TranscriptHistory,
     Trust,
 )
 from agentspool.errors import TranscriptGoneError, UnsupportedError
@@ -108,6 +117,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         native_status=True,
         install_scopes=("user", "project"),
         discovers_sessions=True,
+        resumes_transcripts=True,
     )
     executable: ClassVar[str] = "claude"
 
@@ -174,6 +184,28 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
 
         return sessions(since)
 
+    # -- the history index (ADR 0022) -------------------------------------------------
+    def transcript_files(self) -> list[TranscriptFile]:
+        """``<config dir>/projects/<slug>/<session>.jsonl`` and each subagent's own
+        ``<session>/subagents/agent-<id>.jsonl`` beside it (docs/providers/claude-code.md
+        §4.1)."""
+        from agentspool.adapters.claude_code._install import config_dir
+
+        projects = os.path.join(glob.escape(config_dir()), "projects")
+        found = glob.glob(os.path.join(projects, "*", "*.jsonl"))
+        found += glob.glob(os.path.join(projects, "*", "*", "subagents", "agent-*.jsonl"))
+        return [TranscriptFile(path=path) for path in sorted(found)]
+
+    def resume_transcript(self, path: str, offset: int, state: bytes) -> ResumedFile[HistoryParser]:
+        parser = HistoryParser.resumed(state) if offset and state else None
+        fresh = parser is None
+        return ResumedFile(
+            path,
+            0 if parser is None else offset,
+            parser or HistoryParser(),
+            fresh=fresh,
+        )
+
     def read_session(self, session: Session) -> Chat:
         """The transcript and the native status file (no spool: no hooks armed)."""
         if not os.path.exists(session.transcript_path):
@@ -195,10 +227,41 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
                 transcript=parser.drift.snapshot(parser.corrupt),
                 native=native.snapshot(),
             ),
-            cwd=session.cwd,
+            cwd=session.cwd or parser.cwd,
             pid=pid,
             process=process_state(pid, gone) if pid else "unknown",
         )
+
+    def session_at(self, path: str) -> Session | None:
+        from agentspool.adapters.claude_code._sessions import session_at
+
+        return session_at(path)
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session``, then each subagent's own transcript, opened by a link record
+        made from its meta file: the main transcript of 2.1.328 holds no record of the
+        subagent's id until the agent's result (never, for one still running), while the
+        meta file names the spawning call from the start."""
+        from agentspool.adapters.claude_code._sessions import cwd_of, subagent_meta
+
+        chat = self.read_session(session)
+        if not chat.cwd:
+            chat.cwd = session.cwd or cwd_of(session.transcript_path)
+        subagents = []
+        for path in self.subagent_transcripts(session.transcript_path):
+            child = self.read_chat(session.session_id, "", path)
+            agent_id = next((m.agent_id for m in child.messages if m.agent_id), "")
+            if not agent_id:
+                continue  # no conversation record yet
+            meta = subagent_meta(path)
+            link = link_record(
+                agent_id,
+                meta.tool_use_id,
+                text=meta.description,
+                timestamp=child.messages[0].timestamp,
+            )
+            subagents.append((link, child))
+        return with_subagents(chat, subagents)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
@@ -247,7 +310,11 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
             drift=drift,
-            cwd=cwd,
+            cwd=cwd or parser.cwd,
             pid=pid,
             process=process,
         )
+
+
+if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
+    _resumes: TranscriptHistory = ClaudeCode()

@@ -6,17 +6,22 @@ transcript is ``<config dir>/projects/<slug>/<session id>.jsonl``. A status file
 process is gone (SIGKILL leaves it behind) or whose pid was reused names an ended
 session. A transcript changed recently with no status file names a session whose process
 is not known to us: its state comes from the transcript alone.
+
+For ``agentspool show`` (ADR 0027): which session a transcript file holds, the working
+directory its records name, and the meta file that names a subagent's spawning call.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Iterator
 
 import msgspec
 
 from agentspool.adapters.claude_code._install import config_dir
 from agentspool.adapters.claude_code._signals import NativeStatus, process_start
+from agentspool.adapters.common.subagents import head_lines
 from agentspool.core.seam import Session
 
 _decode = msgspec.json.Decoder(NativeStatus).decode
@@ -63,3 +68,61 @@ def sessions(since: float) -> list[Session]:
             continue
         found[session_id] = Session(session_id=session_id, transcript_path=transcript)
     return list(found.values())
+
+
+class _Head(msgspec.Struct, rename="camel", gc=False):
+    """What a transcript's first lines say of their session."""
+
+    session_id: str = ""
+    cwd: str = ""
+
+
+_decode_head = msgspec.json.Decoder(_Head).decode
+
+
+def _heads(path: str) -> Iterator[_Head]:
+    for raw in head_lines(path):
+        try:
+            yield _decode_head(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            continue  # not a record of this shape: look further
+
+
+def session_at(path: str) -> Session | None:
+    """The session a transcript file holds: a ``.jsonl`` whose records name their
+    ``sessionId`` (every conversation record and most bookkeeping does; a Codex rollout's
+    never). A subagent's own file names its parent's session."""
+    if not path.endswith(".jsonl") or not os.path.isfile(path):
+        return None
+    session_id = cwd = ""
+    for head in _heads(path):
+        session_id, cwd = session_id or head.session_id, cwd or head.cwd
+        if session_id and cwd:
+            break
+    return Session(session_id=session_id, transcript_path=path, cwd=cwd) if session_id else None
+
+
+def cwd_of(path: str) -> str:
+    """The working directory the transcript's first records name (``""``: none does)."""
+    return next((head.cwd for head in _heads(path) if head.cwd), "")
+
+
+class SubagentMeta(msgspec.Struct, rename="camel", gc=False):
+    """``agent-<id>.meta.json`` beside a subagent's transcript (docs/providers/claude-code.md
+    §4.1): the call that spawned it."""
+
+    tool_use_id: str = ""
+    description: str = ""
+
+
+_decode_meta = msgspec.json.Decoder(SubagentMeta).decode
+
+
+def subagent_meta(transcript_path: str) -> SubagentMeta:
+    """The meta file of a subagent's transcript; empty when missing or unreadable (the
+    subagent is then shown without its spawning call)."""
+    try:
+        with open(transcript_path.removesuffix(".jsonl") + ".meta.json", "rb") as fh:
+            return _decode_meta(fh.read())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return SubagentMeta()

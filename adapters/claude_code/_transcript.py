@@ -23,7 +23,7 @@ from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage
+from agentspool.core.seam import Message, MessageKind, PendingDialog, TranscriptFacts, Usage
 
 # Records the CLI writes for its own bookkeeping; never conversation, never shown.
 BOOKKEEPING = frozenset(
@@ -126,6 +126,7 @@ class _Line(msgspec.Struct, rename="camel", gc=False):
     is_sidechain: bool = False
     agent_id: str | None = None
     session_id: str | None = None
+    cwd: str | None = None
     timestamp: str | None = None
     prompt_id: str | None = None
     is_meta: bool = False
@@ -211,9 +212,14 @@ class TranscriptParser:
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
+        self._base = 0
+        """Records handed out and let go before ``messages`` (``take``): the next
+        record's ``seq`` is ``_base + len(messages) + 1``."""
         self.events: list[ev.Event] = []
         self.usage = Usage()
         self.session_id = ""
+        self.cwd = ""
+        """The session's working directory, as its first conversation record names it."""
         self.corrupt = 0
         self.unknown = 0
         self.drift = DriftCounter(TRANSCRIPT_FIELDS)
@@ -269,6 +275,8 @@ class TranscriptParser:
         if (line.is_sidechain is not self.sidechain or not self.session_id) and not self._enter(
             line
         ):
+            if kind == "assistant":
+                self._other_side(line)
             return
         shape = kind if line.subtype is None else f"{kind}:{line.subtype}"
         if shape not in self.drift.checked:
@@ -349,6 +357,7 @@ class TranscriptParser:
             return False  # 2.1.328 keeps subagent records out of the main file; older CLIs did
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
+            self.cwd = getattr(line, "cwd", None) or ""
             self.events.append(
                 ev.SessionStarted(
                     epoch=line.session_id,
@@ -359,9 +368,35 @@ class TranscriptParser:
             )
         return True
 
+    def _other_side(self, line: _Line) -> None:
+        """A response on the other side of this file: a subagent's, which CLIs before
+        the subagent files (``<session>/subagents/``) wrote into the main file. It is not
+        this conversation, but it was paid for: its usage is kept on one hidden record
+        per response, so usage counted from the records holds it too (ADR 0025)."""
+        msg = line.message
+        if msg is None or msg.usage is None or not msg.id or msg.id in self._usage_seen:
+            return
+        self._usage_seen.add(msg.id)
+        usage = usage_of(msg.usage)
+        self.usage.add(usage)
+        self._add(
+            Message(
+                id=self._uid(line),
+                kind="text",
+                role="assistant",
+                timestamp=line.timestamp or "",
+                visibility="hidden",
+                parent_id=line.parent_uuid or "",
+                agent_id=line.agent_id or "",
+                usage=usage,
+                message_id=msg.id,
+                model=msg.model or "",
+            )
+        )
+
     def _add(self, message: Message) -> None:
         """Appends with the next ``seq`` (the hot handlers build their message with it)."""
-        message.seq = len(self.messages) + 1
+        message.seq = self._base + len(self.messages) + 1
         if self.agent_id:
             message.agent_id = self.agent_id
         self.messages.append(message)
@@ -369,7 +404,7 @@ class TranscriptParser:
     def _uid(self, line: _Line) -> str:
         """The record's uuid; for one without, an id from its place in the stream (as
         stable as ``seq`` across re-reads)."""
-        return line.uuid or f"line-{len(self.messages)}"
+        return line.uuid or f"line-{self._base + len(self.messages)}"
 
     def _user(self, line: _Line) -> None:
         msg = line.message
@@ -390,7 +425,7 @@ class TranscriptParser:
                     content = block.content
                     self.messages.append(
                         Message(
-                            seq=len(self.messages) + 1,
+                            seq=self._base + len(self.messages) + 1,
                             id=f"{uid}:{i}",
                             kind="tool_result",
                             role="tool",
@@ -525,7 +560,7 @@ class TranscriptParser:
                 continue
             self.messages.append(
                 Message(
-                    seq=len(self.messages) + 1,
+                    seq=self._base + len(self.messages) + 1,
                     id=bid,
                     kind=kind,
                     role="assistant",
@@ -575,7 +610,7 @@ class TranscriptParser:
         self.open_tools[tool_use_id] = (name, tool_input)
         self.messages.append(
             Message(
-                seq=len(self.messages) + 1,
+                seq=self._base + len(self.messages) + 1,
                 id=bid,
                 kind="tool_call",
                 role="assistant",
@@ -666,3 +701,121 @@ class TranscriptParser:
                     timestamp=line.timestamp or "",
                 )
             )
+
+
+# -- resuming a parse (the history index, ADR 0022) --------------------------------------
+
+RESUME_VERSION = 1
+"""Bump when the parse state below, or what the parser makes of a record, changes: a
+state of another version makes the file be parsed again from its first byte."""
+
+
+class ResumeState(msgspec.Struct, gc=False):
+    """What ``HistoryParser`` needs to go on from an offset: exactly the parser's fields
+    that shape a later record."""
+
+    version: int
+    count: int
+    session_id: str = ""
+    sidechain: bool | None = None
+    agent_id: str = ""
+    cli_version: str = ""
+    turn: str = ""
+    cwd: str = ""
+    open_tools: dict[str, str] = {}
+    """tool_use_id → tool name of calls with no result yet (a result names its tool)."""
+    usage_seen: list[str] = []
+
+
+class _Cwd(msgspec.Struct, gc=False):
+    cwd: str = ""
+
+
+_encode_state = msgspec.json.Encoder().encode
+_decode_state = msgspec.json.Decoder(ResumeState).decode
+_decode_cwd = msgspec.json.Decoder(_Cwd).decode
+
+
+class HistoryParser(TranscriptParser):
+    """``TranscriptParser`` for the history index: records are taken out as they are
+    parsed (``take``), the working directory the records name is noted, and the parse
+    state round-trips through ``state``/``resumed``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cwd = ""
+
+    def feed(self, block: memoryview) -> None:
+        if not self.cwd:
+            self._find_cwd(block)
+        super().feed(block)
+
+    def _find_cwd(self, block: memoryview) -> None:
+        data = bytes(block)
+        at = data.find(b'"cwd":')
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            try:
+                self.cwd = _decode_cwd(data[start : len(data) if end < 0 else end]).cwd
+            except _DECODE_ERRORS:
+                self.cwd = ""
+            if self.cwd or end < 0:
+                return
+            at = data.find(b'"cwd":', end)
+
+    @property
+    def count(self) -> int:
+        return self._base + len(self.messages)
+
+    def take(self) -> list[Message]:
+        taken = self.messages
+        self._base += len(taken)
+        self.messages = []
+        return taken
+
+    def facts(self) -> TranscriptFacts:
+        return TranscriptFacts(
+            session_id=self.session_id,
+            agent_id=self.agent_id,
+            parent_session_id=self.session_id if self.agent_id else "",
+            cwd=self.cwd,
+            cli_version=self.cli_version,
+        )
+
+    def state(self) -> bytes:
+        return _encode_state(
+            ResumeState(
+                version=RESUME_VERSION,
+                count=self.count,
+                session_id=self.session_id,
+                sidechain=self.sidechain,
+                agent_id=self.agent_id,
+                cli_version=self.cli_version,
+                turn=self.turn,
+                cwd=self.cwd,
+                open_tools={k: name for k, (name, _) in self.open_tools.items()},
+                usage_seen=sorted(self._usage_seen),
+            )
+        )
+
+    @classmethod
+    def resumed(cls, state: bytes) -> HistoryParser | None:
+        """A parser that goes on where ``state`` was taken; ``None`` if it cannot."""
+        try:
+            saved = _decode_state(state)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if saved.version != RESUME_VERSION:
+            return None
+        parser = cls()
+        parser._base = saved.count
+        parser.session_id = saved.session_id
+        parser.sidechain = saved.sidechain
+        parser.agent_id = saved.agent_id
+        parser.cli_version = saved.cli_version
+        parser.turn = saved.turn
+        parser.cwd = saved.cwd
+        parser.open_tools = {k: (name, {}) for k, name in saved.open_tools.items()}
+        parser._usage_seen = set(saved.usage_seen)
+        return parser

@@ -39,13 +39,14 @@ import glob
 import os
 import time
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
 from agentspool.adapters.codex import _install, _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
     QUESTION_TOOL,
+    HistoryParser,
     RolloutParser,
     ZstFollower,
     dialog_for,
@@ -53,7 +54,9 @@ from agentspool.adapters.codex._rollout import (
 )
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.subagents import head_lines, with_subagents
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested, SessionEnded
 from agentspool.core.merge import EventMerger
@@ -64,10 +67,14 @@ from agentspool.core.seam import (
     Drift,
     InstallReport,
     InstallScope,
+    Message,
     ProcessState,
     Session,
     SourceDrift,
     Spawn,
+    TranscriptFacts,
+    TranscriptFile,
+    TranscriptHistory,
     Trust,
 )
 from agentspool.spool.layout import run_dir
@@ -120,6 +127,63 @@ def _complete(pending: InputRequested, parser: RolloutParser) -> InputRequested:
     return pending
 
 
+class _MetaPayload(msgspec.Struct, gc=False):
+    id: str = ""
+    cwd: str = ""
+
+
+class _MetaHead(msgspec.Struct, gc=False):
+    """A rollout's first line, as far as ``session_at`` reads it."""
+
+    type: str = ""
+    payload: _MetaPayload = msgspec.field(default_factory=_MetaPayload)
+
+
+_decode_head = msgspec.json.Decoder(_MetaHead).decode
+
+
+def _rollout_of(thread_id: str, beside: str) -> str:
+    """The rollout of a thread: in the directory ``beside`` first, else anywhere under
+    ``$CODEX_HOME/sessions/YYYY/MM/DD``; ``""`` when none is found."""
+    tree = os.path.join(glob.escape(_lifecycle.codex_home()), "sessions", "*", "*", "*")
+    for where in (glob.escape(beside), tree):
+        for suffix in (".jsonl", ".jsonl.zst"):
+            found = glob.glob(os.path.join(where, f"rollout-*-{glob.escape(thread_id)}{suffix}"))
+            if found:
+                return sorted(found)[0]
+    return ""
+
+
+class _WholeRollout:
+    """A compressed rollout for the history index: read whole at the first ``read``
+    (there is no byte offset into a compressed stream; the CLI writes such a file once,
+    finished)."""
+
+    fresh = True
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+        self.parser = HistoryParser(thread_id_from_path(path))
+
+    @property
+    def count(self) -> int:
+        return self.parser.count
+
+    def read(self, limit: int) -> list[Message]:
+        if self.offset:
+            return []
+        ZstFollower(self.path).read(self.parser.feed, lambda: None)
+        self.offset = max(os.path.getsize(self.path), 1)
+        return self.parser.take()
+
+    def state(self) -> bytes:
+        return b""
+
+    def facts(self) -> TranscriptFacts:
+        return self.parser.facts()
+
+
 # What Codex 0.169.0 puts in every shell command's environment (docs/providers/codex.md §5.9).
 THREAD_ENV = "CODEX_THREAD_ID"
 SESSION_ENV = "CODEX_SESSION_ID"
@@ -128,7 +192,11 @@ SESSION_ENV = "CODEX_SESSION_ID"
 class Codex(SpooledReads[_SpoolView, RolloutParser]):
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        live_signals=True, hook_trust=True, install_scopes=("user",), discovers_sessions=True
+        live_signals=True,
+        hook_trust=True,
+        install_scopes=("user",),
+        discovers_sessions=True,
+        resumes_transcripts=True,
     )
     executable: ClassVar[str] = "codex"
 
@@ -204,6 +272,76 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
     def read_session(self, session: Session) -> Chat:
         return self.read_chat(session.session_id, "", session.transcript_path)
 
+    def session_at(self, path: str) -> Session | None:
+        """A rollout: a ``.jsonl`` whose first record is ``session_meta``; a
+        ``.jsonl.zst`` by its name (``rollout-<time>-<thread id>``), not decompressed."""
+        if not os.path.isfile(path):
+            return None
+        if path.endswith(".jsonl.zst"):
+            thread = thread_id_from_path(path)
+            return Session(session_id=thread, transcript_path=path) if thread else None
+        if not path.endswith(".jsonl"):
+            return None
+        for raw in head_lines(path):
+            try:
+                head = _decode_head(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                return None
+            if head.type != "session_meta":
+                return None
+            thread = head.payload.id or thread_id_from_path(path)
+            if not thread:
+                return None
+            return Session(session_id=thread, transcript_path=path, cwd=head.payload.cwd)
+        return None
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session``, then each sub-agent's own rollout: the ones the session's
+        ``spawn_agent`` link records name (the rollout holds them), and theirs in turn.
+        A sub-agent's rollout is looked for beside the session's, then under
+        ``$CODEX_HOME/sessions``; one not found is left out (its link record stays)."""
+        chat = self.read_session(session)
+        if not chat.cwd:
+            chat.cwd = self._read_view(session.session_id, "", session.transcript_path).parser.cwd
+        seen = {session.session_id}
+        subagents: list[tuple[Message | None, Chat]] = []
+        pending = [chat]
+        while pending:
+            spawner = pending.pop(0)
+            for record in spawner.messages:
+                child_id = record.agent_id
+                if record.kind != "subagent" or not child_id or child_id in seen:
+                    continue
+                seen.add(child_id)
+                path = _rollout_of(child_id, os.path.dirname(session.transcript_path))
+                if path:
+                    child = self.read_chat(session.session_id, "", path)
+                    subagents.append((None, child))
+                    pending.append(child)
+        return with_subagents(chat, subagents)
+
+    # -- the history index (ADR 0022) -------------------------------------------------
+    def transcript_files(self) -> list[TranscriptFile]:
+        """Every rollout under ``$CODEX_HOME/sessions/YYYY/MM/DD/`` (a sub-agent's too: its
+        own file), compressed ones read whole."""
+        base = os.path.join(glob.escape(_lifecycle.codex_home()), "sessions", "*", "*", "*")
+        found = glob.glob(os.path.join(base, "rollout-*.jsonl"))
+        found += glob.glob(os.path.join(base, "rollout-*.jsonl.zst"))
+        return [TranscriptFile(path=p, whole=p.endswith(".zst")) for p in sorted(found)]
+
+    def resume_transcript(
+        self, path: str, offset: int, state: bytes
+    ) -> ResumedFile[HistoryParser] | _WholeRollout:
+        if path.endswith(".zst"):
+            return _WholeRollout(path)
+        parser = HistoryParser.resumed(state) if offset and state else None
+        return ResumedFile(
+            path,
+            0 if parser is None else offset,
+            parser or HistoryParser(thread_id_from_path(path)),
+            fresh=parser is None,
+        )
+
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)
         spool_drift = SourceDrift()
@@ -244,7 +382,11 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
                 transcript=parser.drift.snapshot(parser.corrupt),
                 spool=spool_drift,
             ),
-            cwd=cwd,
+            cwd=cwd or parser.cwd,
             pid=pid,
             process=process,
         )
+
+
+if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
+    _resumes: TranscriptHistory = Codex()

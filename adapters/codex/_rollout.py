@@ -34,7 +34,7 @@ from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage
+from agentspool.core.seam import Message, MessageKind, PendingDialog, TranscriptFacts, Usage
 from agentspool.errors import CompressedRolloutError
 
 QUESTION_TOOL = "request_user_input"
@@ -78,6 +78,7 @@ class _ItemMetadata(msgspec.Struct, gc=False):
 
 class _SessionMeta(msgspec.Struct, gc=False):
     id: str = ""
+    cwd: str = ""
     session_id: str = ""
     parent_thread_id: str | None = None
     source: Any = None
@@ -328,6 +329,11 @@ class RolloutParser:
 
     def __init__(self, fallback_thread_id: str = "") -> None:
         self.messages: list[Message] = []
+        self._base = 0
+        """Records handed out and let go before ``messages`` (``take``): the next
+        record's ``seq`` is ``_base + len(messages) + 1``."""
+        self._changed: dict[int, Message] = {}
+        """Records let go before that a later usage record priced: seq → the new copy."""
         self.events: list[ev.Event] = []
         self.usage = Usage()
         self.model = ""
@@ -343,6 +349,8 @@ class RolloutParser:
         self.cli_version = ""
         """``session_meta.cli_version``: the latest one (a resumed thread may be a newer
         CLI's)."""
+        self.cwd = ""
+        """The thread's working directory, as its first ``session_meta`` names it."""
         self._unchecked: list[str] = []
         """Shapes whose first record was met in the block being read: checked after it."""
         self.turn = ""
@@ -433,7 +441,7 @@ class RolloutParser:
         self._unchecked.clear()
 
     def _append(self, message: Message) -> None:
-        message.seq = len(self.messages) + 1
+        message.seq = self._base + len(self.messages) + 1
         if self.agent_id and not message.agent_id:
             message.agent_id = self.agent_id
         self.messages.append(message)
@@ -443,7 +451,9 @@ class RolloutParser:
     def _fallback_id(self, line: _Line) -> str:
         """An id for a record that names none: its ordinal, else the seq its message
         gets (both stable however often the file is read)."""
-        return f"o{line.ordinal}" if line.ordinal >= 0 else f"seq{len(self.messages) + 1}"
+        return (
+            f"o{line.ordinal}" if line.ordinal >= 0 else f"seq{self._base + len(self.messages) + 1}"
+        )
 
     # -- record types --------------------------------------------------------------
     def _session_meta(self, line: _SessionMetaLine) -> None:
@@ -456,6 +466,7 @@ class RolloutParser:
             return  # a later session_meta (resume, fork) does not change the identity
         self._meta_seen = True
         self.thread_id = meta.id or self.thread_id
+        self.cwd = meta.cwd
         self.parent_thread_id = meta.parent_thread_id or ""
         subagent = isinstance(meta.source, dict) and "subagent" in meta.source
         if subagent or meta.thread_source == "subagent" or self.parent_thread_id:
@@ -746,9 +757,14 @@ class RolloutParser:
             if priced.usage is None:
                 # A copy in its place: the message may already be in a caller's Chat,
                 # and what a read handed out never changes afterwards.
-                self.messages[priced.seq - 1] = msgspec.structs.replace(
+                priced = msgspec.structs.replace(
                     priced, usage=usage, message_id=key, model=self.model
                 )
+                at = priced.seq - 1 - self._base
+                if at >= 0:
+                    self.messages[at] = priced
+                else:  # already taken out (``take``): handed out again, changed
+                    self._changed[priced.seq] = priced
             self._unpriced.clear()
 
     def _compacted(self, line: _CompactedLine) -> None:
@@ -843,3 +859,110 @@ class ZstFollower(JsonlFollower):
                 pass  # a truncated or damaged frame: what decoded so far stands
             if pending:
                 on_lines(memoryview(pending + b"\n"))
+
+
+# -- resuming a parse (the history index, ADR 0022) --------------------------------------
+
+RESUME_VERSION = 1
+"""Bump when the parse state below, or what the parser makes of a record, changes: a
+state of another version makes the file be parsed again from its first byte."""
+
+
+class ResumeState(msgspec.Struct, gc=False):
+    """What ``HistoryParser`` needs to go on from an offset: exactly the parser's fields
+    that shape a later record."""
+
+    version: int
+    count: int
+    thread_id: str = ""
+    parent_thread_id: str = ""
+    agent_id: str = ""
+    nickname: str = ""
+    model: str = ""
+    cli_version: str = ""
+    cwd: str = ""
+    turn: str = ""
+    meta_seen: bool = False
+    names: dict[str, str] = {}
+    """call_id → tool name of every call so far (an output names its call's tool)."""
+    subagents: dict[str, str] = {}
+    usage_seen: list[str] = []
+    unpriced: Message | None = None
+    """The first model output since the last usage record: the next one prices it."""
+
+
+_encode_state = msgspec.json.Encoder().encode
+_decode_state = msgspec.json.Decoder(ResumeState).decode
+
+
+class HistoryParser(RolloutParser):
+    """``RolloutParser`` for the history index: records are taken out as they are
+    parsed (``take``) — with an earlier one again when a usage record prices it — and
+    the parse state round-trips through ``state``/``resumed``."""
+
+    @property
+    def count(self) -> int:
+        return self._base + len(self.messages)
+
+    def take(self) -> list[Message]:
+        taken = [self._changed[seq] for seq in sorted(self._changed)]
+        taken += self.messages
+        self._changed.clear()
+        self._base += len(self.messages)
+        self.messages = []
+        return taken
+
+    def facts(self) -> TranscriptFacts:
+        return TranscriptFacts(
+            session_id=self.thread_id,
+            agent_id=self.agent_id,
+            parent_session_id=self.parent_thread_id,
+            cwd=self.cwd,
+            cli_version=self.cli_version,
+        )
+
+    def state(self) -> bytes:
+        return _encode_state(
+            ResumeState(
+                version=RESUME_VERSION,
+                count=self.count,
+                thread_id=self.thread_id,
+                parent_thread_id=self.parent_thread_id,
+                agent_id=self.agent_id,
+                nickname=self.nickname,
+                model=self.model,
+                cli_version=self.cli_version,
+                cwd=self.cwd,
+                turn=self.turn,
+                meta_seen=self._meta_seen,
+                names=self._names,
+                subagents=self.subagents,
+                usage_seen=sorted(self._usage_seen),
+                unpriced=self._unpriced[0] if self._unpriced else None,
+            )
+        )
+
+    @classmethod
+    def resumed(cls, state: bytes) -> HistoryParser | None:
+        """A parser that goes on where ``state`` was taken; ``None`` if it cannot."""
+        try:
+            saved = _decode_state(state)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if saved.version != RESUME_VERSION:
+            return None
+        parser = cls(saved.thread_id)
+        parser._base = saved.count
+        parser.parent_thread_id = saved.parent_thread_id
+        parser.agent_id = saved.agent_id
+        parser.nickname = saved.nickname
+        parser.model = saved.model
+        parser.cli_version = saved.cli_version
+        parser.cwd = saved.cwd
+        parser.turn = saved.turn
+        parser._meta_seen = saved.meta_seen
+        parser._names = saved.names
+        parser.subagents = saved.subagents
+        parser._usage_seen = set(saved.usage_seen)
+        parser._unpriced = [] if saved.unpriced is None else [saved.unpriced]
+        return parser

@@ -290,3 +290,91 @@ def test_a_version_1_store_is_migrated_in_place_and_keeps_its_records(tmp_path: 
 def _fake_stream(directory: Path, turns: int) -> list[Message]:
     transcript = FakeKit().transcript(str(directory), turns)
     return ScriptedAdapter().read_chat("r", "", transcript).messages
+
+
+def test_a_version_2_store_is_migrated_in_place_keeps_its_records_and_searches_them(
+    tmp_path: Path,
+) -> None:
+    # The layout of schema 2: records keyed by the transcript id, nothing else.
+    path = tmp_path / "v2.sqlite"
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        raw.execute("INSERT INTO schema_version VALUES (2)")
+        raw.execute(
+            "CREATE TABLE records (transcript_id TEXT NOT NULL, "
+            + ", ".join(f'"{name}" {kind}' for name, kind in store_module._V3_COLUMNS)
+            + ", PRIMARY KEY (transcript_id, seq)) WITHOUT ROWID"
+        )
+    raw.close()
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    messages = {tid: _fake_stream(tmp_path / tid, turns=2) for tid in ("first", "second")}
+    # Written as version 2 wrote them: the same values, keyed by transcript id.
+    raw = sqlite3.connect(path)
+    with raw:
+        for tid, records in messages.items():
+            raw.executemany(
+                f"INSERT INTO records VALUES (?, {', '.join('?' for _ in store_module._COLUMNS)})",
+                [(tid, *store_module._row(0, m)[1:]) for m in records],
+            )
+    raw.close()
+    with SessionStore(str(path)) as store:
+        assert store.transcript_ids() == ["first", "second"]
+        assert {tid: store.load(tid) for tid in messages} == messages
+        (first,) = store.find_sessions("first")
+        assert (first.key, first.records, first.provider) == ("first", len(messages["first"]), "")
+        hits = store.search("hello")
+        assert {h.session.key for h in hits} == {"first", "second"}
+        assert store.sessions() and store.session(first.id) == first
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
+        assert "records_v2" not in tables and {"sessions", "cursors", "search"} <= tables
+    finally:
+        raw.close()
+
+
+def test_usage_records_come_from_the_usage_index(store: SessionStore, tmp_path: Path) -> None:
+    messages = _fake_stream(tmp_path, turns=2)
+    store.save("t", messages)
+    store.save("u", [Message(seq=1, id="x", kind="text", role="user", text="no usage")])
+    with_usage = [m for m in messages if m.usage is not None]
+    (session,) = store.find_sessions("t")
+    found = list(store.usage_records())
+    assert [(u.session, u.seq, u.message_id, u.usage) for u in found] == [
+        (session.id, m.seq, m.message_id, m.usage) for m in with_usage
+    ]
+    assert list(store.usage_records([session.id + 1])) == []
+    plan = store._db.execute(
+        "EXPLAIN QUERY PLAN SELECT session, seq, timestamp, model, message_id, usage "
+        "FROM records INDEXED BY records_with_usage WHERE usage IS NOT NULL"
+    ).fetchall()
+    assert any("COVERING INDEX records_with_usage" in str(row) for row in plan)
+
+
+def test_find_sessions_by_path_prefix_and_session_id_prefix(store: SessionStore) -> None:
+    from agentspool.core.seam import TranscriptFacts
+    from agentspool.core.store import FileCursor
+
+    cursor = FileCursor(device=1, inode=1, size=0, mtime_ns=0, offset=0, fingerprint=b"", state=b"")
+    for path, facts in (
+        ("/p/a/main.jsonl", TranscriptFacts(session_id="abc-1")),
+        ("/p/a/main/subagents/agent-x.jsonl", TranscriptFacts(session_id="abc-1", agent_id="x")),
+        ("/p/b_c.jsonl", TranscriptFacts(session_id="zzz")),
+    ):
+        with store.ingest(path, "prov") as ingest:
+            ingest.finish(count=0, facts=facts, cursor=cursor)
+    assert [s.path for s in store.find_sessions("abc")] == [
+        "/p/a/main.jsonl",
+        "/p/a/main/subagents/agent-x.jsonl",
+    ]
+    assert [s.path for s in store.find_sessions("/p/a/")] == [
+        "/p/a/main.jsonl",
+        "/p/a/main/subagents/agent-x.jsonl",
+    ]
+    assert [s.path for s in store.find_sessions("/p/b_")] == ["/p/b_c.jsonl"]
+    assert store.find_sessions("/p/b%") == store.find_sessions("") == []
+    assert [s.session_id for s in store.sessions(include_subagents=False)] == ["abc-1", "zzz"]
+    assert store.sessions(provider="other") == []

@@ -83,3 +83,41 @@ def test_a_cache_write_is_kept_apart_from_a_cache_read() -> None:
     assert parser.usage.input_tokens == 3 + 1500 + 200
     assert parser.usage.cache_write_tokens == 1500
     assert parser.usage.cached_input_tokens == 200
+
+
+def test_a_subagent_response_an_older_cli_wrote_into_the_main_file_keeps_its_usage(
+    tmp_path: Path,
+) -> None:
+    # Before the subagent files, the CLI wrote a subagent's records into the main file
+    # (isSidechain: true). They are not the main conversation, but they were paid for.
+    import usage_corpus
+
+    from agentspool.core.detail import assemble_session_detail
+
+    usage_corpus.write_claude(tmp_path)
+    path = tmp_path / "projects" / "-srv-beta" / f"{usage_corpus.LEGACY}.jsonl"
+    parser = TranscriptParser()
+    for raw in path.read_bytes().splitlines():
+        parser.feed_line(raw)
+    side = [m for m in parser.messages if m.message_id == "msg_legacy_side"]
+    assert len(side) == 1
+    assert (side[0].visibility, side[0].kind, side[0].text) == ("hidden", "text", "")
+    assert (side[0].model, side[0].usage.cache_write_tokens) == (usage_corpus.SONNET, 650)
+    assert parser.usage.input_tokens == (50 + 700) + (20 + 650) + (6 + 700) + (7 + 1350)
+    detail = assemble_session_detail(parser.messages)
+    assert detail.usage == parser.usage
+    assert "Looks fine." not in [m.text for m in detail.conversation if m.role == "assistant"]
+
+
+def test_a_session_names_the_working_directory_its_transcript_states() -> None:
+    from agentspool.adapters.claude_code import ClaudeCode
+    from agentspool.core.seam import Session
+
+    path = TRANSCRIPTS[0]
+    stated = next(
+        json.loads(raw)["cwd"] for raw in path.read_bytes().splitlines() if b'"cwd"' in raw
+    )
+    chat = ClaudeCode().read_session(Session(session_id="s", transcript_path=str(path)))
+    assert chat.cwd == stated and stated.startswith("/tmp/cap-")
+    read = ClaudeCode().read_chat("run-1", "", str(path))
+    assert read.cwd == stated

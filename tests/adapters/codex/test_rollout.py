@@ -269,3 +269,14 @@ def test_item_shapes_nobody_reads_never_make_a_line_unreadable() -> None:
     assert [(m.kind, m.agent_id, m.tool_use_id) for m in parser.messages] == [
         ("subagent", "child", "call_9")
     ]
+
+
+def test_a_session_names_the_working_directory_its_session_meta_states() -> None:
+    from agentspool.adapters.codex import Codex
+    from agentspool.core.seam import Session
+
+    path = next(CAPTURES.glob("*/rollout-*.jsonl"))
+    meta = json.loads(path.read_bytes().splitlines()[0])
+    assert meta["type"] == "session_meta" and meta["payload"]["cwd"]
+    chat = Codex().read_session(Session(session_id="s", transcript_path=str(path)))
+    assert chat.cwd == meta["payload"]["cwd"]

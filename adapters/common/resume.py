@@ -1,0 +1,88 @@
+"""Parsing a transcript file from a byte offset, for the history index (ADR 0022).
+
+``ResumedFile`` is the seam's ``ResumedParse`` for a JSONL transcript: it reads whole
+lines from ``offset`` in blocks of about ``limit`` bytes, hands each block to the
+provider's parser (``Resumable``), and returns the records the parser took out since
+the last read. The parser keeps no record it handed out (memory follows the block, not
+the file), and says in ``state`` what it must remember to go on: the caller
+persists that next to the offset, and hands both back for the next parse.
+
+A state is the parser's own msgspec Struct (JSON: a tool input may hold any JSON number)
+with a ``version``: a state of another version (an older agentspool's parser) is not
+used — the file is parsed again from its first byte (``fresh``), which is always right.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, Protocol, TypeVar
+
+from agentspool.core.seam import Message, TranscriptFacts
+
+
+class Resumable(Protocol):
+    def feed(self, block: memoryview) -> None: ...
+
+    def take(self) -> list[Message]:
+        """The records new or changed since the last ``take``, in ``seq`` order; the
+        parser keeps none of them."""
+        ...
+
+    @property
+    def count(self) -> int: ...
+
+    def facts(self) -> TranscriptFacts: ...
+
+    def state(self) -> bytes:
+        """What the parser must remember to go on from here (a versioned state)."""
+        ...
+
+
+P = TypeVar("P", bound=Resumable)
+
+
+class ResumedFile(Generic[P]):
+    """A JSONL transcript parsed from ``offset`` by ``parser`` (``ResumedParse``)."""
+
+    def __init__(
+        self,
+        path: str,
+        offset: int,
+        parser: P,
+        *,
+        fresh: bool,
+    ) -> None:
+        self.path = path
+        self.offset = offset
+        self.fresh = fresh
+        self.parser = parser
+
+    @property
+    def count(self) -> int:
+        return self.parser.count
+
+    def read(self, limit: int) -> list[Message]:
+        with open(self.path, "rb", buffering=0) as fh:
+            fh.seek(self.offset)
+            data = fh.read(max(limit, 1))
+            cut = data.rfind(b"\n") + 1
+            if not cut:  # a line longer than the limit: read on to its end
+                pieces, size = [data], len(data)
+                while not cut:
+                    more = fh.read(max(limit, 1 << 16))
+                    if not more:
+                        return self.parser.take()  # only a torn line: nothing whole yet
+                    end = more.rfind(b"\n")
+                    if end >= 0:
+                        cut = size + end + 1
+                    pieces.append(more)
+                    size += len(more)
+                data = b"".join(pieces)
+        self.parser.feed(memoryview(data)[:cut])
+        self.offset += cut
+        return self.parser.take()
+
+    def state(self) -> bytes:
+        return self.parser.state()
+
+    def facts(self) -> TranscriptFacts:
+        return self.parser.facts()

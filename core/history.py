@@ -1,0 +1,360 @@
+"""The history index: every transcript on the machine, ingested into a ``SessionStore``
+incrementally (ADR 0022).
+
+Each adapter names its CLI's transcript files (``TranscriptHistory.transcript_files``;
+an adapter without that capability, its ``sessions(0.0)``). Per file the store keeps a
+cursor — device, inode, size and mtime as last seen, the byte offset parsed up to, a
+fingerprint of the bytes before it, the adapter's parse state — and a run decides from
+it, per file:
+
+``unchanged``  same device, inode, size and mtime: not opened.
+``appended``   same file, grown, and the bytes before the offset are the ones parsed
+               (the fingerprint: a digest of the first and the last ``FINGERPRINT``
+               bytes before it): parsed from the offset with the saved state, so it
+               costs what was appended.
+``rewritten``  replaced (another inode), truncated (smaller than the offset), rewritten
+               (the fingerprint differs), compressed (read whole), an adapter that
+               cannot resume, or a state this version cannot use: parsed again from
+               the first byte; what the new parse does not hold any more is removed.
+``new``        never seen: parsed from the first byte.
+``gone``       ingested before, and the file is no longer there: the session and its
+               records stay (the CLIs delete old transcripts; the history keeps them),
+               marked ``gone``; ``forget_gone`` removes them instead.
+
+One file is one transaction: its records (and their search rows), its session's facts
+and its cursor are committed together, so an indexer killed at any point loses nothing
+and duplicates nothing — the next run finds the old cursor and does that file again.
+A big file is parsed and written in blocks of ``CHUNK`` bytes within its transaction:
+memory follows the block, not the file. Runs are serialized by a lock file beside the
+store; readers (search, show, usage) never wait.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Literal, cast
+
+import msgspec
+
+from agentspool.core.seam import (
+    Adapter,
+    Message,
+    ResumedParse,
+    Session,
+    TranscriptFacts,
+    TranscriptFile,
+    TranscriptGoneError,
+    TranscriptHistory,
+)
+from agentspool.core.store import FileCursor, SessionStore
+
+__all__ = ["CHUNK", "FINGERPRINT", "IndexReport", "index_file", "index_history"]
+
+CHUNK = 1 << 20
+"""Bytes parsed (and written) at a time within a file's transaction."""
+FINGERPRINT = 4096
+"""Bytes at each end of the parsed part that the fingerprint covers."""
+
+Verdict = Literal["new", "appended", "rewritten", "unchanged"]
+Progress = Callable[[int, int], None]
+"""``progress(bytes done, bytes to read)``, after each block."""
+
+
+class IndexReport(msgspec.Struct, kw_only=True):
+    """What one run of the indexer did (``agentspool index --json``)."""
+
+    files: int = 0
+    """Transcript files seen."""
+    new: int = 0
+    appended: int = 0
+    rewritten: int = 0
+    unchanged: int = 0
+    gone: int = 0
+    """Files ingested before that are no longer there (found so in this run)."""
+    forgotten: int = 0
+    """Sessions removed because their file is gone (``forget_gone``)."""
+    failed: int = 0
+    """Files that could not be read; ``errors`` says why, one line each."""
+    records: int = 0
+    """Record rows written (inserted, changed or removed)."""
+    bytes_read: int = 0
+    seconds: float = 0.0
+    busy: bool = False
+    """Another indexer held the store: this run did nothing (``wait=False``)."""
+    errors: list[str] = []
+
+
+class _Planned(msgspec.Struct, kw_only=True):
+    adapter: Adapter
+    file: TranscriptFile
+    session: Session | None
+    """For an adapter without resumable parsing: what ``read_session`` reads."""
+    estimate: int
+    """Bytes this file should cost (for the progress bar)."""
+
+
+class _ChangedWhileReadError(Exception):
+    """The file was replaced while it was parsed: its ingest is rolled back."""
+
+
+def _fingerprint(fd: int, offset: int) -> bytes:
+    head = os.pread(fd, min(FINGERPRINT, offset), 0)
+    start = max(0, offset - FINGERPRINT)
+    tail = os.pread(fd, offset - start, start)
+    return hashlib.blake2b(head + b"\0" + tail, digest_size=16).digest()
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _resumes(adapter: Adapter) -> bool:
+    return adapter.capabilities.resumes_transcripts
+
+
+class _WholeSession:
+    """An adapter without resumable parsing: its ``read_session``, whole (``fresh``)."""
+
+    fresh = True
+
+    def __init__(self, adapter: Adapter, session: Session, size: int) -> None:
+        self._adapter = adapter
+        self._session = session
+        self._size = size
+        self.offset = 0
+        self.count = 0
+        self._facts = TranscriptFacts()
+
+    def read(self, limit: int) -> list[Message]:
+        if self.offset:
+            return []
+        chat = self._adapter.read_session(self._session)
+        self.offset = max(self._size, 1)
+        self.count = len(chat.messages)
+        self._facts = TranscriptFacts(
+            session_id=chat.transcript_id or self._session.session_id,
+            cwd=chat.cwd or self._session.cwd,
+        )
+        return chat.messages
+
+    def state(self) -> bytes:
+        return b""
+
+    def facts(self) -> TranscriptFacts:
+        return self._facts
+
+
+def _decide(
+    cursor: FileCursor | None, st: os.stat_result, *, resumable: bool, fd: int | None
+) -> Verdict:
+    """What a file needs (module docstring); ``fd`` given: check the fingerprint too."""
+    if cursor is None:
+        return "new"
+    if (cursor.device, cursor.inode) != _identity(st):
+        return "rewritten"
+    if (cursor.size, cursor.mtime_ns) == (st.st_size, st.st_mtime_ns):
+        return "unchanged"
+    if not resumable or st.st_size < cursor.offset:
+        return "rewritten"
+    if fd is not None and _fingerprint(fd, cursor.offset) != cursor.fingerprint:
+        return "rewritten"
+    return "appended"
+
+
+def index_file(
+    store: SessionStore,
+    adapter: Adapter,
+    file: TranscriptFile,
+    *,
+    session: Session | None = None,
+    chunk: int = CHUNK,
+    on_block: Callable[[int], None] | None = None,
+) -> tuple[Verdict, int]:
+    """Bring one transcript file's session in ``store`` up to date, in one transaction;
+    return what it needed and the bytes read. ``session``: for an adapter without
+    resumable parsing, what its ``read_session`` reads (default: the file, no session
+    id). ``on_block(bytes)`` after each block parsed."""
+    path = file.path
+    resumable = _resumes(adapter) and not file.whole
+    with store.ingest(path, adapter.name) as ingest, open(path, "rb", buffering=0) as fh:
+        st = os.fstat(fh.fileno())
+        verdict = _decide(ingest.cursor, st, resumable=resumable, fd=fh.fileno())
+        if verdict == "unchanged":
+            return verdict, 0
+        parse: ResumedParse | _WholeSession
+        if _resumes(adapter):
+            history = cast(TranscriptHistory, adapter)
+            cursor = ingest.cursor
+            if verdict == "appended" and cursor is not None:
+                parse = history.resume_transcript(path, cursor.offset, cursor.state)
+            else:
+                parse = history.resume_transcript(path, 0, b"")
+        else:
+            session = session or Session(session_id="", transcript_path=path)
+            parse = _WholeSession(adapter, session, st.st_size)
+        if parse.fresh:
+            ingest.start_over()
+            if verdict == "appended" and ingest.cursor is not None and ingest.cursor.offset:
+                verdict = "rewritten"  # a state this adapter could not resume from
+        read = 0
+        while True:
+            before = parse.offset
+            ingest.write(parse.read(chunk))
+            if parse.offset == before:
+                break
+            read += parse.offset - before
+            if on_block is not None:
+                on_block(parse.offset - before)
+        if _identity(os.stat(path)) != _identity(st):
+            raise _ChangedWhileReadError(path)
+        offset = parse.offset
+        ingest.finish(
+            count=parse.count,
+            facts=parse.facts(),
+            cursor=FileCursor(
+                device=st.st_dev,
+                inode=st.st_ino,
+                # As seen before the parse: what was appended while it ran (maybe read
+                # already, maybe not) makes the next run look again.
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                offset=offset,
+                fingerprint=_fingerprint(fh.fileno(), min(offset, os.fstat(fh.fileno()).st_size)),
+                state=parse.state(),
+            ),
+        )
+    return verdict, read
+
+
+@contextmanager
+def _run_lock(store: SessionStore, *, wait: bool) -> Iterator[bool]:
+    """One indexer per store at a time (a lock file beside it); yields whether held."""
+    if store.path == ":memory:":
+        yield True
+        return
+    fd = os.open(store.path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _discover(adapter: Adapter) -> list[tuple[TranscriptFile, Session | None]]:
+    if _resumes(adapter):
+        return [(f, None) for f in cast(TranscriptHistory, adapter).transcript_files()]
+    if adapter.capabilities.discovers_sessions:
+        return [
+            (TranscriptFile(path=s.transcript_path), s)
+            for s in adapter.sessions(0.0)
+            if s.transcript_path
+        ]
+    return []
+
+
+def index_history(
+    store: SessionStore,
+    adapters: Sequence[Adapter],
+    *,
+    progress: Progress | None = None,
+    chunk: int = CHUNK,
+    forget_gone: bool = False,
+    wait: bool = True,
+) -> IndexReport:
+    """Bring ``store`` up to date with every transcript the adapters find (module
+    docstring). ``wait=False``: if another indexer runs, do nothing (``busy``)."""
+    started = time.monotonic()
+    report = IndexReport()
+    with _run_lock(store, wait=wait) as held:
+        if not held:
+            report.busy = True
+            return report
+        plan: list[_Planned] = []
+        gone: list[int] = []
+        for adapter in adapters:
+            tracked = store.cursors(adapter.name)
+            for file, session in _discover(adapter):
+                report.files += 1
+                try:
+                    st = os.stat(file.path)
+                except OSError:
+                    continue  # gone since it was listed: found gone below
+                known = tracked.get(file.path)
+                cursor = known[1] if known is not None else None
+                verdict = _decide(
+                    cursor, st, resumable=_resumes(adapter) and not file.whole, fd=None
+                )
+                if verdict == "unchanged":
+                    report.unchanged += 1
+                    continue
+                estimate = st.st_size - (cursor.offset if verdict == "appended" and cursor else 0)
+                plan.append(
+                    _Planned(adapter=adapter, file=file, session=session, estimate=estimate)
+                )
+            # A file not listed any more may still be there (listed from another config
+            # dir, say): only one that is not there is gone.
+            gone += [
+                key
+                for path, (key, _, was_gone) in tracked.items()
+                if not was_gone and not os.path.exists(path)
+            ]
+        total = sum(p.estimate for p in plan)
+        done = 0
+
+        def on_block(size: int) -> None:
+            nonlocal done
+            done += size
+            if progress is not None:
+                progress(min(done, total), total)
+
+        if progress is not None:
+            progress(0, total)
+        for item in plan:
+            before = store.changes
+            try:
+                verdict, read = index_file(
+                    store,
+                    item.adapter,
+                    item.file,
+                    session=item.session,
+                    chunk=chunk,
+                    on_block=on_block,
+                )
+            except (FileNotFoundError, TranscriptGoneError):
+                tracked_path = item.file.path
+                key = store.cursors(item.adapter.name).get(tracked_path)
+                if key is not None and not key[2]:
+                    gone.append(key[0])
+                continue
+            except (OSError, _ChangedWhileReadError) as exc:
+                report.failed += 1
+                report.errors.append(f"{item.file.path}: {exc}")
+                continue
+            report.records += store.changes - before
+            report.bytes_read += read
+            if verdict == "new":
+                report.new += 1
+            elif verdict == "appended":
+                report.appended += 1
+            elif verdict == "rewritten":
+                report.rewritten += 1
+            else:
+                report.unchanged += 1
+        if gone:
+            report.gone = len(gone)
+            store.mark_gone(gone)
+        if forget_gone:
+            doomed = [s.id for s in store.sessions() if s.gone and s.path]
+            store.forget(doomed)
+            report.forgotten = len(doomed)
+    report.seconds = round(time.monotonic() - started, 3)
+    return report

@@ -1,0 +1,120 @@
+"""Prices per model, from a table shipped with the package (``prices.toml``; ADR 0025).
+
+``load_prices()`` reads the shipped table (or a file the user names); ``PriceTable.cost``
+prices one API response's ``Usage``. Nothing here fetches anything: a model the table
+does not list, or usage in a category the model's row has no price for, is priced
+``None`` — shown as "no price", never as $0.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from importlib import resources
+
+import msgspec
+
+from agentspool.core.seam import Usage
+from agentspool.errors import SettingsError
+
+__all__ = ["PRICES_FILE", "LongPrompt", "ModelPrice", "PriceTable", "load_prices"]
+
+PRICES_FILE = "prices.toml"
+_SNAPSHOT_DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+class _Rates(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """US dollars per million tokens; ``None``: no price for that kind of token."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+    def cost(self, usage: Usage) -> float | None:
+        plain = usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens
+        total = plain * self.input + usage.output_tokens * self.output
+        for tokens, rate in (
+            (usage.cached_input_tokens, self.cache_read),
+            (usage.cache_write_tokens, self.cache_write),
+        ):
+            if tokens:
+                if rate is None:
+                    return None
+                total += tokens * rate
+        return total / 1_000_000
+
+
+class LongPrompt(_Rates, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The prices of a request whose prompt is over ``over`` tokens."""
+
+    over: int
+
+
+class ModelPrice(_Rates, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    ids: list[str]
+    since: dt.date | None = None
+    """The first day (UTC) these prices apply; ``None``: before every dated row."""
+    long_prompt: LongPrompt | None = None
+
+
+class _PriceFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    taken: dt.date
+    model: list[ModelPrice]
+
+
+class PriceTable:
+    """A price table, indexed by model id."""
+
+    def __init__(self, taken: dt.date, rows: list[ModelPrice]) -> None:
+        self.taken = taken
+        """The day the prices were read from the providers' pricing pages."""
+        self._rows: dict[str, list[ModelPrice]] = {}
+        for row in rows:
+            for model_id in row.ids:
+                self._rows.setdefault(model_id, []).append(row)
+        for found in self._rows.values():
+            found.sort(key=lambda r: r.since or dt.date.min)
+
+    def rows(self, model: str) -> list[ModelPrice]:
+        """The model's rows, oldest first: by its id, or by its id without a snapshot
+        date (``claude-sonnet-4-5-20250929`` → ``claude-sonnet-4-5``)."""
+        return self._rows.get(model) or self._rows.get(_SNAPSHOT_DATE.sub("", model)) or []
+
+    def price(self, model: str, day: dt.date) -> ModelPrice | None:
+        """The row in effect on ``day`` (UTC) for ``model``; ``None`` if it has none."""
+        found = None
+        for row in self.rows(model):
+            if row.since is None or row.since <= day:
+                found = row
+        return found
+
+    def cost(self, model: str, day: dt.date, usage: Usage) -> float | None:
+        """US dollars for one response's usage; ``None``: not priced by this table."""
+        row = self.price(model, day)
+        if row is None:
+            return None
+        long_prompt = row.long_prompt
+        if long_prompt is not None and usage.input_tokens > long_prompt.over:
+            return long_prompt.cost(usage)
+        return row.cost(usage)
+
+
+def load_prices(path: str | None = None) -> PriceTable:
+    """The shipped table, or the TOML file at ``path`` (same shape). A file that is not
+    such a table raises ``SettingsError`` naming it."""
+    try:
+        if path is None:
+            data = resources.files("agentspool.core").joinpath(PRICES_FILE).read_bytes()
+            where = PRICES_FILE
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            where = path
+    except OSError as exc:
+        raise SettingsError(path or PRICES_FILE, exc.strerror or str(exc)) from None
+    try:
+        table = msgspec.toml.decode(data, type=_PriceFile)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise SettingsError(where, f"not a price table: {exc}") from None
+    return PriceTable(table.taken, table.model)
