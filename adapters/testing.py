@@ -79,6 +79,8 @@ class Kit(Protocol):
 # mid-line; it also defines ``append_turn_in_steps(path) -> Iterator[None]``: the same
 # turn as ``append_turn``, written change by change as the CLI writes it, pausing after
 # each change. The tests that read a transcript while it grows then read between steps.
+# Its ``transcript_file(path) -> TranscriptFile`` says how the history index lists it
+# (``within``: the files that hold it).
 STEPWISE = "append_turn_in_steps"
 
 
@@ -420,11 +422,13 @@ class AdapterConformance:
     ) -> None:
         path = kit.transcript(str(tmp_path), 2)
         database = os.path.join(str(tmp_path), "history.sqlite")
-        verdicts, loaded = _index_and_reload(database, adapter, path)
+        listed = getattr(kit, "transcript_file", None)
+        file = listed(path) if listed is not None else TranscriptFile(path=path)
+        verdicts, loaded = _index_and_reload(database, adapter, path, file=file)
         fresh = load_adapter_fresh(adapter).read_chat("run-1", "", path).messages
         assert verdicts == ["new"]
         _assert_same_session(loaded, fresh)
-        again, reloaded = _index_and_reload(database, load_adapter_fresh(adapter), path)
+        again, reloaded = _index_and_reload(database, load_adapter_fresh(adapter), path, file=file)
         assert again == ["unchanged"] and reloaded == loaded
 
     def test_an_index_resumed_piece_by_piece_equals_a_fresh_parse(
@@ -453,13 +457,19 @@ class AdapterConformance:
 
 
 def _index_and_reload(
-    database: str, adapter: Adapter, path: str, *, chunk: int = 1 << 20
+    database: str,
+    adapter: Adapter,
+    path: str,
+    *,
+    chunk: int = 1 << 20,
+    file: TranscriptFile | None = None,
 ) -> tuple[list[str], list[Message]]:
     from agentspool.core.history import index_file
     from agentspool.core.store import SessionStore
 
     with SessionStore(database) as store:
-        verdict, _ = index_file(store, adapter, TranscriptFile(path=path), chunk=chunk)
+        file = file or TranscriptFile(path=path)
+        verdict, _ = index_file(store, adapter, file, chunk=chunk)
         (session,) = store.find_sessions(path)
         assert session.provider == adapter.name and session.records >= 1
     with SessionStore(database) as store:  # read back through a new connection

@@ -19,6 +19,7 @@ from contextlib import closing
 from typing import Any
 
 from agentspool.adapters.opencode import _store
+from agentspool.core.seam import TranscriptFile
 from agentspool.spool.layout import run_dir
 from agentspool.spool.write import append_record
 
@@ -149,6 +150,11 @@ class Kit:
         for _ in range(turns):
             self.append_turn(path)
         return path
+
+    def transcript_file(self, path: str) -> TranscriptFile:
+        """How the history index lists a session: kept in the database and its log."""
+        database, _ = _store.split(path)
+        return TranscriptFile(path=path, within=(database, database + "-wal"))
 
     def append_turn(self, path: str) -> bytes:
         for _ in self.append_turn_in_steps(path):
