@@ -241,14 +241,21 @@ class TranscriptParser:
         kind = line.type
         data = line.data
         if kind not in self.drift.checked:
-            self._check(kind, data)
+            if kind not in LOG_FIELDS:
+                self.drift.unknown_type(kind)
+            else:
+                self.drift.check(kind, object_keys(data) or {})
         try:
             if kind in ("session.created.1", "session.updated.1"):
+                self._check_inner("session", data, "info")
                 self._on_session(_session(data).info)
             elif kind == "message.updated.1":
-                self._on_message(_message(data).info)
+                info = _message(data).info
+                self._check_inner(f"message:{info.role}", data, "info")
+                self._on_message(info)
             elif kind == "message.part.updated.1":
                 row = _part(data)
+                self._check_inner(f"part:{row.part.type}", data, "part")
                 self._on_part(row.part, row.time)
             elif kind == "message.removed.1":
                 self._on_removed(_removed(data).messageID)
@@ -257,33 +264,17 @@ class TranscriptParser:
         except _ERRORS:
             self.corrupt += 1
 
-    def _check(self, kind: str, data: msgspec.Raw) -> None:
-        """Schema drift (ADR 0014): the first row of each type, and the first info or
-        part of each shape inside it, against the fields OpenCode 1.18.33 writes."""
-        if kind not in LOG_FIELDS:
-            self.drift.unknown_type(kind)
-            return
-        members = object_keys(data) or {}
-        self.drift.check(kind, members)
-        inner = members.get("info") or members.get("part")
-        if inner is None:
-            return
-        fields = object_keys(inner) or {}
-        sub = {"message.updated.1": "role", "message.part.updated.1": "type"}.get(kind)
-        if sub is None:
-            shape = "session"
-        else:
-            try:
-                value = msgspec.json.decode(fields.get(sub, b'""'), type=str)
-            except _ERRORS:
-                return
-            shape = f"{'message' if sub == 'role' else 'part'}:{value}"
+    def _check_inner(self, shape: str, data: msgspec.Raw, key: str) -> None:
+        """Schema drift (ADR 0014) of what a row carries: the first info or part of each
+        shape (``session``, ``message:<role>``, ``part:<type>``) against the fields
+        OpenCode 1.18.33 writes; every one of a shape not known is counted."""
         if shape in self.drift.checked:
             return
         if shape not in LOG_FIELDS:
             self.drift.unknown_type(shape)
             return
-        self.drift.check(shape, fields)
+        inner = (object_keys(data) or {}).get(key)
+        self.drift.check(shape, object_keys(inner) or {} if inner is not None else {})
 
     # -- sessions ----------------------------------------------------------------
     def _on_session(self, info: _SessionInfo) -> None:

@@ -177,3 +177,29 @@ def test_a_store_without_its_log_reads_the_same_rows(name: str, tmp_path: Path) 
     assert shape(rows_only) == shape(with_log)
     assert rows_only.usage == with_log.usage or name == "tui_question_then_undo"
     assert (rows_only.state, rows_only.activity) == (with_log.state, with_log.activity)
+
+
+def test_what_1_18_33_does_not_write_is_drift(tmp_path: Path) -> None:
+    """A field OpenCode adds to an assistant message (not the log's first message) and a
+    part type it adds are named in ``Chat.drift`` (ADR 0014); the read goes on."""
+    import json
+    import sqlite3
+    from contextlib import closing
+
+    database = tmp_path / "opencode.db"
+    captures.build_store(PERMISSION, database)
+    with closing(sqlite3.connect(database)) as conn, conn:
+        rows = conn.execute("SELECT id, type, data FROM event ORDER BY seq").fetchall()
+        assistant = next(r for r in rows if '"role":"assistant"' in r[2].replace(" ", ""))
+        data = json.loads(assistant[2])
+        data["info"]["futureField"] = 1
+        conn.execute("UPDATE event SET data = ? WHERE id = ?", (json.dumps(data), assistant[0]))
+        part = next(r for r in rows if r[1] == "message.part.updated.1")
+        data = json.loads(part[2])
+        data["part"]["type"] = "future-part"
+        conn.execute("UPDATE event SET data = ? WHERE id = ?", (json.dumps(data), part[0]))
+    (session,) = _sessions(PERMISSION)
+    chat = OpenCode().read_chat("run", "", _store.join(str(database), session))
+    assert chat.drift.transcript.unknown_fields == ["message:assistant.futureField"]
+    assert chat.drift.transcript.unknown_types == {"part:future-part": 1}
+    assert chat.state == "needs_input" and chat.messages
