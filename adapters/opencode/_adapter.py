@@ -152,10 +152,10 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
             watched += [f"/proc/{translator.agent_pid}", f"/proc/{translator.agent_pid}/exe"]
         return tuple(watched)
 
-    def _live(self, spool: _SpoolView, session: str) -> list[Event]:
+    def _live(self, spool: _SpoolView, session: str, gone: bool) -> list[Event]:
         """What is not kept: the process's end, or what the server says waits now."""
         translator = spool.translator
-        if translator.agent_gone():
+        if gone:
             return translator.liveness()
         url, pid = translator.server_url, translator.agent_pid
         if not (url and session and _server.started_with_port(pid)):
@@ -195,8 +195,9 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
             spool_drift = translator.drift.snapshot(translator.undecodable)
             spool_events = translator.events.get(session, [])
             pid, cwd = translator.agent_pid, translator.cwd
-            extra = self._live(spool, session)
-            process = process_state(pid, translator.agent_gone())
+            gone = translator.agent_gone()
+            extra = self._live(spool, session, gone)
+            process = process_state(pid, gone)
         if not transcript_path:
             # Not located yet (no prompt in this session so far): live signals alone.
             merger = EventMerger()

@@ -189,9 +189,8 @@ class SpoolTranslator:
         return found is None or bool(self.agent_start and found.started != self.agent_start)
 
     def liveness(self) -> list[ev.Event]:
-        """Not kept: a gone OpenCode process ends whatever its events left open."""
-        if not self.agent_gone():
-            return []
+        """Not kept: a gone OpenCode process ends whatever its events left open (the
+        caller found it gone: ``agent_gone``)."""
         return [
             ev.SessionEnded(
                 reason="process gone",
