@@ -16,9 +16,10 @@ from agentspool.adapters.opencode import OpenCode, _store
 from agentspool.adapters.opencode._kit import Kit
 from agentspool.errors import TranscriptGoneError
 
-# A writer as strict as can be: no busy timeout, so any lock a reader held would fail
-# its write at once (SQLITE_BUSY) instead of waiting it out. It appends turns the way the
-# kit does, checkpoints the WAL now and then as OpenCode's connection does, and counts
+# A writer like OpenCode's, as strict as can be: one connection held open for the whole
+# run (OpenCode keeps its database open; the WAL and its index stay), no busy timeout, so
+# any lock a reader held would fail its write at once (SQLITE_BUSY) instead of waiting it
+# out. It appends turns the way the kit does, checkpoints the WAL after each, and counts
 # what failed.
 WRITER = """
 import sqlite3, sys
@@ -27,18 +28,25 @@ from agentspool.adapters.opencode._kit import Kit
 kit = Kit()
 kit._ids = iter(range(10_000, 10**9))
 path = sys.argv[1]
+held = sqlite3.connect(path.rpartition("#")[0], timeout=0)
+
+class Held:
+    def __enter__(self):
+        return held.__enter__()
+    def __exit__(self, *exc):
+        return held.__exit__(*exc)
+    def __getattr__(self, name):
+        return getattr(held, name)
+    def close(self):
+        pass
+
+sqlite3.connect = lambda *a, **k: Held()
 failures = writes = 0
-orig = sqlite3.connect
-def strict(*a, **k):
-    conn = orig(*a, **{**k, "timeout": 0})
-    return conn
-sqlite3.connect = strict
 for _ in range(int(sys.argv[2])):
     try:
         for _ in kit.append_turn_in_steps(path):
             writes += 1
-        with orig(path.rpartition("#")[0], timeout=0) as conn:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        held.execute("PRAGMA wal_checkpoint(PASSIVE)")
     except sqlite3.OperationalError as exc:
         failures += 1
         print(exc, file=sys.stderr)
