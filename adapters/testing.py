@@ -76,6 +76,15 @@ class Kit(Protocol):
         ...
 
 
+# A kit whose transcript is not a file of lines (a database) cannot have a turn cut
+# mid-line; it also defines ``append_turn_in_steps(path) -> Iterator[None]``: the same
+# turn as ``append_turn``, written change by change as the CLI writes it, pausing after
+# each change. The tests that read a transcript while it grows then read between steps.
+# Its ``transcript_file(path) -> TranscriptFile`` says how the history index lists it
+# (``within``: the files that hold it).
+STEPWISE = "append_turn_in_steps"
+
+
 def enrolled() -> list[str]:
     """The built-in adapters and the fake (an installed adapter runs the suite through
     its own subclass of ``AdapterConformance``)."""
@@ -214,13 +223,22 @@ class AdapterConformance:
     ) -> None:
         path = kit.transcript(str(tmp_path), 1)
         first = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
-        appended = kit.append_turn(path)
-        # Rewrite the appended bytes as a torn write: half now, the rest after a read.
-        with open(path, "r+b") as fh:
-            fh.truncate(os.path.getsize(path) - len(appended) // 2)
-        middle = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
-        with open(path, "ab") as fh:
-            fh.write(appended[len(appended) - len(appended) // 2 :])
+        stepwise = getattr(kit, STEPWISE, None)
+        if stepwise is not None:
+            steps = stepwise(path)
+            for _ in range(3):  # part of the turn written: a read in the middle of it
+                next(steps)
+            middle = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
+            for _ in steps:
+                pass
+        else:
+            appended = kit.append_turn(path)
+            # Rewrite the appended bytes as a torn write: half now, the rest after a read.
+            with open(path, "r+b") as fh:
+                fh.truncate(os.path.getsize(path) - len(appended) // 2)
+            middle = [(m.seq, m.id) for m in adapter.read_chat("run-1", "", path).messages]
+            with open(path, "ab") as fh:
+                fh.write(appended[len(appended) - len(appended) // 2 :])
         grown = adapter.read_chat("run-1", "", path).messages
         assert middle[: len(first)] == first
         assert [(m.seq, m.id) for m in grown][: len(middle)] == middle
@@ -354,14 +372,24 @@ class AdapterConformance:
         self, adapter: Adapter, kit: Kit, tmp_path: object
     ) -> None:
         path = kit.transcript(str(tmp_path), 1)
-        appended = kit.append_turn(path)
-        os.truncate(path, os.path.getsize(path) - len(appended))
         handed: list[tuple[Chat, bytes]] = []
-        for line in [*appended.splitlines(keepends=True), b""]:
+
+        def hand_out() -> None:
             chat = adapter.read_chat("run-1", "", path)
             handed.append((chat, msgspec.json.encode(chat)))
-            with open(path, "ab") as fh:
-                fh.write(line)
+
+        stepwise = getattr(kit, STEPWISE, None)
+        if stepwise is not None:
+            hand_out()
+            for _ in stepwise(path):
+                hand_out()
+        else:
+            appended = kit.append_turn(path)
+            os.truncate(path, os.path.getsize(path) - len(appended))
+            for line in [*appended.splitlines(keepends=True), b""]:
+                hand_out()
+                with open(path, "ab") as fh:
+                    fh.write(line)
         assert len(handed[-1][0].messages) > len(handed[0][0].messages)
         assert [msgspec.json.encode(chat) for chat, _ in handed] == [b for _, b in handed]
 
@@ -395,11 +423,13 @@ class AdapterConformance:
     ) -> None:
         path = kit.transcript(str(tmp_path), 2)
         database = os.path.join(str(tmp_path), "history.sqlite")
-        verdicts, loaded = _index_and_reload(database, adapter, path)
+        listed = getattr(kit, "transcript_file", None)
+        file = listed(path) if listed is not None else TranscriptFile(path=path)
+        verdicts, loaded = _index_and_reload(database, adapter, path, file=file)
         fresh = load_adapter_fresh(adapter).read_chat("run-1", "", path).messages
         assert verdicts == ["new"]
         _assert_same_session(loaded, fresh)
-        again, reloaded = _index_and_reload(database, load_adapter_fresh(adapter), path)
+        again, reloaded = _index_and_reload(database, load_adapter_fresh(adapter), path, file=file)
         assert again == ["unchanged"] and reloaded == loaded
 
     def test_an_index_resumed_piece_by_piece_equals_a_fresh_parse(
@@ -428,13 +458,19 @@ class AdapterConformance:
 
 
 def _index_and_reload(
-    database: str, adapter: Adapter, path: str, *, chunk: int = 1 << 20
+    database: str,
+    adapter: Adapter,
+    path: str,
+    *,
+    chunk: int = 1 << 20,
+    file: TranscriptFile | None = None,
 ) -> tuple[list[str], list[Message]]:
     from agentspool.core.history import index_file
     from agentspool.core.store import SessionStore
 
     with SessionStore(database) as store:
-        verdict, _ = index_file(store, adapter, TranscriptFile(path=path), chunk=chunk)
+        file = file or TranscriptFile(path=path)
+        verdict, _ = index_file(store, adapter, file, chunk=chunk)
         (session,) = store.find_sessions(path)
         assert session.provider == adapter.name and session.records >= 1
     with SessionStore(database) as store:  # read back through a new connection

@@ -37,7 +37,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal, cast
+from typing import Literal, NamedTuple, cast
 
 import msgspec
 
@@ -109,7 +109,54 @@ def _fingerprint(fd: int, offset: int) -> bytes:
     return hashlib.blake2b(head + b"\0" + tail, digest_size=16).digest()
 
 
-def _identity(st: os.stat_result) -> tuple[int, int]:
+class _SharedStat(NamedTuple):
+    """The stat a transcript kept in shared files (``TranscriptFile.within``) is known
+    by: the first file's identity, and a size and mtime that move when any one does."""
+
+    st_dev: int
+    st_ino: int
+    st_size: int
+    st_mtime_ns: int
+
+
+Stat = os.stat_result | _SharedStat
+
+
+def _stat(file: TranscriptFile) -> Stat:
+    """The file's stat; for a transcript kept in shared files, theirs (``OSError`` when
+    the first of them is gone). A further one that is missing or empty holds nothing:
+    left out (a reader of a database can create its empty write-ahead log)."""
+    if not file.within:
+        return os.stat(file.path)
+    first = os.stat(file.within[0])
+    stats = [first]
+    for path in file.within[1:]:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        if st.st_size:
+            stats.append(st)
+    return _SharedStat(
+        first.st_dev,
+        first.st_ino,
+        sum(st.st_size for st in stats),
+        max(st.st_mtime_ns for st in stats),
+    )
+
+
+@contextmanager
+def _opened(file: TranscriptFile) -> Iterator[int | None]:
+    """The transcript file open for reading; ``None`` for one kept in shared files (its
+    adapter reads it)."""
+    if file.within:
+        yield None
+        return
+    with open(file.path, "rb", buffering=0) as fh:
+        yield fh.fileno()
+
+
+def _identity(st: Stat) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
 
@@ -149,9 +196,7 @@ class _WholeSession:
         return self._facts
 
 
-def _decide(
-    cursor: FileCursor | None, st: os.stat_result, *, resumable: bool, fd: int | None
-) -> Verdict:
+def _decide(cursor: FileCursor | None, st: Stat, *, resumable: bool, fd: int | None) -> Verdict:
     """What a file needs (module docstring); ``fd`` given: check the fingerprint too."""
     if cursor is None:
         return "new"
@@ -180,14 +225,14 @@ def index_file(
     resumable parsing, what its ``read_session`` reads (default: the file, no session
     id). ``on_block(bytes)`` after each block parsed."""
     path = file.path
-    resumable = _resumes(adapter) and not file.whole
-    with store.ingest(path, adapter.name) as ingest, open(path, "rb", buffering=0) as fh:
-        st = os.fstat(fh.fileno())
-        verdict = _decide(ingest.cursor, st, resumable=resumable, fd=fh.fileno())
+    resumable = _resumes(adapter) and not file.whole and not file.within
+    with store.ingest(path, adapter.name) as ingest, _opened(file) as fd:
+        st = os.fstat(fd) if fd is not None else _stat(file)
+        verdict = _decide(ingest.cursor, st, resumable=resumable, fd=fd)
         if verdict == "unchanged":
             return verdict, 0
         parse: ResumedParse | _WholeSession
-        if _resumes(adapter):
+        if resumable or (_resumes(adapter) and file.whole):
             history = cast(TranscriptHistory, adapter)
             cursor = ingest.cursor
             if verdict == "appended" and cursor is not None:
@@ -210,7 +255,7 @@ def index_file(
             read += parse.offset - before
             if on_block is not None:
                 on_block(parse.offset - before)
-        if _identity(os.stat(path)) != _identity(st):
+        if _identity(_stat(file)) != _identity(st):
             raise _ChangedWhileReadError(path)
         offset = parse.offset
         ingest.finish(
@@ -224,7 +269,9 @@ def index_file(
                 size=st.st_size,
                 mtime_ns=st.st_mtime_ns,
                 offset=offset,
-                fingerprint=_fingerprint(fh.fileno(), min(offset, os.fstat(fh.fileno()).st_size)),
+                fingerprint=b""
+                if fd is None
+                else _fingerprint(fd, min(offset, os.fstat(fd).st_size)),
                 state=parse.state(),
             ),
         )
@@ -249,12 +296,19 @@ def _run_lock(store: SessionStore, *, wait: bool) -> Iterator[bool]:
         os.close(fd)  # releases the lock
 
 
+def _holders(session: Session) -> tuple[str, ...]:
+    if os.path.isfile(session.transcript_path):
+        return ()
+    return session.watched
+
+
 def _discover(adapter: Adapter) -> list[tuple[TranscriptFile, Session | None]]:
     if _resumes(adapter):
         return [(f, None) for f in cast(TranscriptHistory, adapter).transcript_files()]
     if adapter.capabilities.discovers_sessions:
+        # A transcript that is no file of its own lives in the files its session watches.
         return [
-            (TranscriptFile(path=s.transcript_path), s)
+            (TranscriptFile(path=s.transcript_path, within=_holders(s)), s)
             for s in adapter.sessions(0.0)
             if s.transcript_path
         ]
@@ -282,17 +336,19 @@ def index_history(
         gone: list[int] = []
         for adapter in adapters:
             tracked = store.cursors(adapter.name)
+            shared: set[str] = set()  # transcripts kept in shared files, listed this run
             for file, session in _discover(adapter):
                 report.files += 1
+                if file.within:
+                    shared.add(file.path)
                 try:
-                    st = os.stat(file.path)
+                    st = _stat(file)
                 except OSError:
                     continue  # gone since it was listed: found gone below
                 known = tracked.get(file.path)
                 cursor = known[1] if known is not None else None
-                verdict = _decide(
-                    cursor, st, resumable=_resumes(adapter) and not file.whole, fd=None
-                )
+                resumable = _resumes(adapter) and not file.whole and not file.within
+                verdict = _decide(cursor, st, resumable=resumable, fd=None)
                 if verdict == "unchanged":
                     report.unchanged += 1
                     continue
@@ -301,11 +357,12 @@ def index_history(
                     _Planned(adapter=adapter, file=file, session=session, estimate=estimate)
                 )
             # A file not listed any more may still be there (listed from another config
-            # dir, say): only one that is not there is gone.
+            # dir, say): only one that is not there is gone. A transcript kept in shared
+            # files is there as long as it is listed.
             gone += [
                 key
                 for path, (key, _, was_gone) in tracked.items()
-                if not was_gone and not os.path.exists(path)
+                if not was_gone and path not in shared and not os.path.exists(path)
             ]
         total = sum(p.estimate for p in plan)
         done = 0

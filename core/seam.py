@@ -476,6 +476,11 @@ class TranscriptFile(msgspec.Struct, frozen=True, kw_only=True):
     whole: bool = False
     """Read only from its start (a compressed file: no byte offset leads into it). Such a
     file is re-read whole whenever it changes; the CLIs write them once, finished."""
+    within: tuple[str, ...] = ()
+    """Set when ``path`` names a transcript kept among others in shared files (a CLI's
+    database), not a file of its own: those files, whose stat stands for the
+    transcript's. It is read whole (``read_session``) whenever one of them changed, and
+    gone once no session lists it."""
 
 
 class TranscriptFacts(msgspec.Struct, kw_only=True):

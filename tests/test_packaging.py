@@ -61,6 +61,7 @@ def test_wheel_holds_every_subpackage(names):
         "adapters",
         "adapters/claude_code",
         "adapters/codex",
+        "adapters/opencode",
         "core",
         "cli",
     ):
@@ -75,6 +76,7 @@ def test_wheel_ships_the_settings_templates_and_no_readme(names):
     templates = [n for n in names if n.startswith("agentspool/settings_templates/")]
     assert "agentspool/settings_templates/claude-code.settings.json" in templates
     assert "agentspool/settings_templates/codex.hooks.toml" in templates
+    assert "agentspool/settings_templates/opencode-plugin.js" in templates
     assert not [n for n in templates if n.lower().endswith((".md", ".rst", ".txt"))]
 
 
@@ -98,6 +100,10 @@ def test_every_console_script_target_imports(wheel, names, tmp_path):
     parser.read_string(entry_points)
     scripts = dict(parser["console_scripts"])
     assert scripts == {name: target for name, target in PYPROJECT["project"]["scripts"].items()}
+    # OpenCode is registered as an installed adapter would be (ADR 0030).
+    assert dict(parser["agentspool.adapters"]) == {
+        "opencode": "agentspool.adapters.opencode:OpenCode"
+    }
     for target in scripts.values():
         module, _, attr = target.partition(":")
         probe = (

@@ -27,7 +27,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
 from agentspool.errors import TranscriptGoneError
@@ -107,6 +106,14 @@ class Parser(Protocol):
     def feed(self, block: memoryview) -> None: ...
 
 
+class Follower(Protocol):
+    """Follows one transcript: ``read`` hands on what it gained since the last call in
+    blocks of whole lines, calling ``reset`` first when it was replaced (``JsonlFollower``
+    for a file; a provider whose transcript is not a file brings its own)."""
+
+    def read(self, on_lines: Callable[[memoryview], None], reset: Callable[[], None]) -> None: ...
+
+
 S = TypeVar("S", bound=SpoolView)
 P = TypeVar("P", bound=Parser)
 
@@ -115,7 +122,7 @@ class TranscriptView(Generic[P]):
     """One transcript file, parsed incrementally, with its event fold: the parser's
     events on the ``transcript`` channel, the run's hook events on ``spool``."""
 
-    def __init__(self, follower: JsonlFollower, new_parser: Callable[[], P]) -> None:
+    def __init__(self, follower: Follower, new_parser: Callable[[], P]) -> None:
         self.follower = follower
         self._new_parser = new_parser
         self._reset()
@@ -156,6 +163,10 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
 
     def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[P]:
         raise NotImplementedError
+
+    def _transcript_exists(self, path: str) -> bool:
+        """Whether a transcript path names something that exists (here: a file)."""
+        return os.path.exists(path)
 
     def _watched_paths(self, spool: S) -> tuple[str, ...]:
         """Evidence outside the run dir that the next read would look at, for
@@ -216,12 +227,12 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
         if not runtime_dir:
             return ""
         path = self._spool(run_id, runtime_dir).translator.transcript_path
-        return path if path and os.path.exists(path) else ""
+        return path if path and self._transcript_exists(path) else ""
 
     def _live_spool(self, run_id: str, runtime_dir: str, transcript_path: str) -> S | None:
         """The start of every read: a named transcript must exist; the spool, refreshed,
         unless the read is transcript-only (``runtime_dir == ""``)."""
-        if transcript_path and not os.path.exists(transcript_path):
+        if transcript_path and not self._transcript_exists(transcript_path):
             raise TranscriptGoneError(run_id, transcript_path)
         return self._spool(run_id, runtime_dir) if runtime_dir else None
 

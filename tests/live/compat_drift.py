@@ -46,10 +46,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from agentspool.adapters.claude_code import ClaudeCode
     from agentspool.adapters.codex import Codex
     from agentspool.adapters.gemini_cli import GeminiCli
+    from agentspool.adapters.opencode import OpenCode
 
     _observe(ClaudeCode)
     _observe(Codex)
     _observe(GeminiCli)
+    _observe(OpenCode)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -1,0 +1,231 @@
+"""The OpenCode adapter: composes a run's state from the plugin spool, the session log in
+OpenCode's SQLite store, the process, and — for a run started with ``--port`` — its
+server (docs/adr/0030-opencode-evidence.md).
+
+Precedence. All evidence becomes canonical events folded by the one reducer in
+evidence-time order; what decides:
+
+1. An open question form — a running ``question`` tool in the session log (durable), its
+   ``question.asked`` in the spool, or the server's ``GET /question`` → ``question``.
+2. An open permission prompt — only live evidence shows one (the tool part just reads
+   ``running``): ``permission.asked`` in the spool, or the server's ``GET /permission``
+   → ``needs_input`` with ``pending_approval`` (named from the call in the log). Closed
+   by ``permission.replied`` (approved or rejected), by the session going idle, by the
+   call finishing in the log, or by the server listing nothing.
+3. Otherwise the turn: a user message opens it; the session going idle (spool) or its
+   last assistant message completing (log; not after ``tool-calls``, unless a permission
+   was rejected) closes it.
+
+Ended: OpenCode writes nothing when it exits; the process named by the plugin's
+``start`` record being gone (or its pid reused) ends the run. ``/clear`` (``/new``)
+writes nothing either: the new session appears with the next prompt, and
+``locate_transcript`` follows the session the latest spool event names.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import ClassVar
+
+import msgspec
+
+from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.opencode import _install, _lifecycle, _server, _store
+from agentspool.adapters.opencode._signals import SpoolTranslator
+from agentspool.adapters.opencode._transcript import TranscriptParser
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, InputRequested
+from agentspool.core.merge import EventMerger
+from agentspool.core.proc import process_state
+from agentspool.core.seam import (
+    Capabilities,
+    Chat,
+    Drift,
+    InstallReport,
+    InstallScope,
+    Message,
+    ProcessState,
+    Session,
+    SourceDrift,
+    Spawn,
+    Trust,
+)
+from agentspool.errors import UnsupportedError
+from agentspool.spool.layout import run_dir
+from agentspool.spool.read import SpoolReader
+
+
+class _SpoolView:
+    """One run's plugin spool, read incrementally; every record translated once."""
+
+    def __init__(self, run_id: str, runtime_dir: str) -> None:
+        self.run_dir = run_dir(runtime_dir, run_id)
+        self.reader = SpoolReader(self.run_dir)
+        self.translator = SpoolTranslator()
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.translator.translate(record)
+
+
+def database() -> str:
+    """The database OpenCode uses in this environment (docs/providers/opencode.md §2):
+    ``$OPENCODE_DB`` (absolute, or relative to the data dir), else
+    ``$XDG_DATA_HOME/opencode/opencode.db``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+    data = os.path.join(base, "opencode")
+    named = os.environ.get("OPENCODE_DB", "")
+    if named == ":memory:":
+        return ""
+    return os.path.join(data, named) if named else os.path.join(data, "opencode.db")
+
+
+def _complete(pending: InputRequested, messages: list[Message]) -> InputRequested:
+    """Name a permission prompt after the call it gates: the plugin and the server name
+    the permission (``bash``, ``edit``, ``external_directory``) and its metadata; the
+    session log names the tool and its whole input."""
+    if pending.kind != "approval" or not pending.tool_use_id:
+        return pending
+    for message in reversed(messages):
+        if message.kind == "tool_call" and message.tool_use_id == pending.tool_use_id:
+            return msgspec.structs.replace(
+                pending,
+                tool_name=message.tool_name or pending.tool_name,
+                tool_input=message.tool_input or pending.tool_input,
+            )
+    return pending
+
+
+class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
+    name: ClassVar[str] = "opencode"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        live_signals=True,
+        attests_supersession=True,
+        install_scopes=("user", "project"),
+        discovers_sessions=True,
+    )
+    executable: ClassVar[str] = "opencode"
+
+    # -- lifecycle -------------------------------------------------------------------
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
+        if trust != "bypass":
+            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
+        return _lifecycle.setup(run_id, runtime_dir)
+
+    def untrust(self, config_home: str | None = None) -> bool:
+        return False  # no trust gate: nothing was ever recorded
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.install_plugin(scope, directory)
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return _install.uninstall_plugin(scope, directory)
+
+    # -- reading ---------------------------------------------------------------------
+    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
+        return _SpoolView(run_id, runtime_dir)
+
+    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[TranscriptParser]:
+        return TranscriptView(_store.EventLogFollower(transcript_path, run_id), TranscriptParser)
+
+    def _transcript_exists(self, path: str) -> bool:
+        return _store.session_exists(path)
+
+    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
+        """For ``spool_sig``: the database and its write-ahead log (a write lands in the
+        log, leaving the database file as it was until a checkpoint), and the agent's
+        liveness by stat alone (``/proc/<pid>``, and ``/proc/<pid>/exe``, which a
+        zombie no longer has)."""
+        translator = spool.translator
+        watched = []
+        if translator.database:
+            watched += [translator.database, translator.database + "-wal"]
+        if translator.agent_pid:
+            watched += [f"/proc/{translator.agent_pid}", f"/proc/{translator.agent_pid}/exe"]
+        return tuple(watched)
+
+    def _live(self, spool: _SpoolView, session: str, gone: bool) -> list[Event]:
+        """What is not kept: the process's end, or what the server says waits now."""
+        translator = spool.translator
+        if gone:
+            return translator.liveness()
+        url, pid = translator.server_url, translator.agent_pid
+        if not (url and session and _server.started_with_port(pid)):
+            return []
+        tree = translator.tree(session)
+        secret = _server.password(spool.run_dir)
+        return _server.snapshot(url, secret, set(tree), tree, time.time())
+
+    def sessions(self, since: float) -> list[Session]:
+        """The top-level sessions of the database OpenCode uses here, changed at or after
+        ``since``. The database names no process: their state is the log's."""
+        found = database()
+        return [
+            Session(
+                session_id=session_id,
+                transcript_path=_store.join(found, session_id),
+                cwd=directory or "",
+                watched=(found, found + "-wal"),
+            )
+            for session_id, directory, _ in _store.sessions_since(found, int(since * 1000))
+        ]
+
+    def read_session(self, session: Session) -> Chat:
+        return self.read_chat(session.session_id, "", session.transcript_path)
+
+    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
+        spool = self._live_spool(run_id, runtime_dir, transcript_path)
+        session = _store.split(transcript_path)[1] if transcript_path else ""
+        spool_drift = SourceDrift()
+        spool_events: list[Event] = []
+        extra: list[Event] = []
+        cwd, pid = "", 0
+        process: ProcessState = "unknown"
+        if spool is not None:
+            translator = spool.translator
+            session = session or translator.session_id
+            spool_drift = translator.drift.snapshot(translator.undecodable)
+            spool_events = translator.events.get(session, [])
+            pid, cwd = translator.agent_pid, translator.cwd
+            gone = translator.agent_gone()
+            extra = self._live(spool, session, gone)
+            process = process_state(pid, gone)
+        if not transcript_path:
+            # Not located yet (no prompt in this session so far): live signals alone.
+            merger = EventMerger()
+            merger.add("spool", spool_events)
+            return compose_chat(
+                merger.state(extra),
+                drift=Drift(spool=spool_drift),
+                cwd=cwd,
+                pid=pid,
+                process=process,
+            )
+        view = self._read_view(run_id, runtime_dir, transcript_path)
+        if spool is not None:
+            view.add_spool(spool_events)
+        parser = view.parser
+        return compose_chat(
+            view.merger.state(extra),
+            parser.messages,
+            transcript_id=parser.session_id or session,
+            transcript_path=transcript_path,
+            usage=parser.usage,
+            complete_pending=lambda p: _complete(p, parser.messages),
+            drift=Drift(
+                cli_version=parser.cli_version,
+                transcript=parser.drift.snapshot(parser.corrupt),
+                spool=spool_drift,
+            ),
+            cwd=cwd or parser.cwd,
+            pid=pid,
+            process=process,
+        )

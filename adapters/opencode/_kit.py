@@ -1,0 +1,339 @@
+"""Conformance kit for the OpenCode adapter: a SQLite store shaped as OpenCode 1.18.33
+writes it (its tables, WAL mode, the session log beside the rows; compare
+tests/live/captures/opencode/), and plugin records as the spool plugin writes them.
+
+A turn is written row by row, as OpenCode writes it: each change is one transaction
+holding the log row and the row it describes (``append_turn_in_steps`` pauses after
+each), so a reader can meet the store between any two of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from typing import Any
+
+from agentspool.adapters.opencode import _store
+from agentspool.core.seam import TranscriptFile
+from agentspool.spool.layout import run_dir
+from agentspool.spool.write import append_record
+
+SESSION = "ses_kit0000000000000000000000"
+DIRECTORY = "/work"
+VERSION = "1.18.33"
+
+# The tables the adapter reads, as 1.18.33 creates them (`sqlite_master` of a real store).
+SCHEMA = """
+CREATE TABLE `session` (
+  `id` text PRIMARY KEY, `project_id` text NOT NULL, `workspace_id` text, `parent_id` text,
+  `slug` text NOT NULL, `directory` text NOT NULL, `path` text, `title` text NOT NULL,
+  `version` text NOT NULL, `share_url` text, `summary_additions` integer,
+  `summary_deletions` integer, `summary_files` integer, `summary_diffs` text, `metadata` text,
+  `cost` real DEFAULT 0 NOT NULL, `tokens_input` integer DEFAULT 0 NOT NULL,
+  `tokens_output` integer DEFAULT 0 NOT NULL, `tokens_reasoning` integer DEFAULT 0 NOT NULL,
+  `tokens_cache_read` integer DEFAULT 0 NOT NULL, `tokens_cache_write` integer DEFAULT 0 NOT NULL,
+  `revert` text, `permission` text, `agent` text, `model` text,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `time_compacting` integer,
+  `time_archived` integer);
+CREATE TABLE `message` (
+  `id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`time_created`,`id`);
+CREATE TABLE `part` (
+  `id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE INDEX `part_message_id_id_idx` ON `part` (`message_id`,`id`);
+CREATE INDEX `part_session_idx` ON `part` (`session_id`);
+CREATE TABLE `event_sequence` (
+  `aggregate_id` text PRIMARY KEY, `seq` integer NOT NULL, `owner_id` text);
+CREATE TABLE `event` (
+  `id` text PRIMARY KEY, `aggregate_id` text NOT NULL, `seq` integer NOT NULL,
+  `type` text NOT NULL, `data` text NOT NULL);
+CREATE UNIQUE INDEX `event_aggregate_seq_idx` ON `event` (`aggregate_id`,`seq`);
+"""
+
+TOKENS = {
+    "total": 132,
+    "input": 56,
+    "output": 12,
+    "reasoning": 0,
+    "cache": {"write": 0, "read": 64},
+}
+
+
+class Kit:
+    def __init__(self) -> None:
+        self._clock = int(time.time() * 1000) - 600_000
+        self._ids = itertools.count(1)
+
+    def _now(self) -> int:
+        self._clock += 250
+        return self._clock
+
+    def _id(self, prefix: str) -> str:
+        # Time-sortable like OpenCode's own ids: later ids sort after earlier ones.
+        return f"{prefix}_{next(self._ids):012d}kit"
+
+    def _write(self, database: str, kind: str, body: dict[str, Any]) -> None:
+        """One change as OpenCode makes it: the log row and the row it describes."""
+        with closing(sqlite3.connect(database)) as conn, conn:
+            seq = conn.execute(
+                "SELECT seq FROM event_sequence WHERE aggregate_id = ?", (SESSION,)
+            ).fetchone()
+            seq = 0 if seq is None else seq[0] + 1
+            conn.execute(
+                "INSERT INTO event_sequence (aggregate_id, seq) VALUES (?, ?)"
+                " ON CONFLICT(aggregate_id) DO UPDATE SET seq = excluded.seq",
+                (SESSION, seq),
+            )
+            conn.execute(
+                "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
+                (self._id("evt"), SESSION, seq, kind, json.dumps(body)),
+            )
+            now = self._clock
+            if kind == "message.updated.1":
+                info = dict(body["info"])
+                mid = info.pop("id")
+                info.pop("sessionID")
+                conn.execute(
+                    "INSERT INTO message (id, session_id, time_created, time_updated, data)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                    " time_updated = excluded.time_updated, data = excluded.data",
+                    (mid, SESSION, now, now, json.dumps(info)),
+                )
+            elif kind == "message.part.updated.1":
+                part = dict(body["part"])
+                pid, mid = part.pop("id"), part.pop("messageID")
+                part.pop("sessionID")
+                conn.execute(
+                    "INSERT INTO part (id, message_id, session_id, time_created, time_updated,"
+                    " data) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                    " time_updated = excluded.time_updated, data = excluded.data",
+                    (pid, mid, SESSION, now, now, json.dumps(part)),
+                )
+
+    def transcript(self, directory: str, turns: int) -> str:
+        database = os.path.join(directory, "opencode", "opencode.db")
+        os.makedirs(os.path.dirname(database), exist_ok=True)
+        with closing(sqlite3.connect(database)) as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.executescript(SCHEMA)
+            now = self._now()
+            conn.execute(
+                "INSERT INTO session (id, project_id, slug, directory, title, version, agent,"
+                " model, time_created, time_updated) VALUES (?, 'global', 'kit-session', ?,"
+                " 'Kit session', ?, 'build', ?, ?, ?)",
+                (SESSION, DIRECTORY, VERSION, '{"id":"mock-model","providerID":"mock"}', now, now),
+            )
+            conn.commit()
+        info = {
+            "id": SESSION,
+            "slug": "kit-session",
+            "version": VERSION,
+            "projectID": "global",
+            "directory": DIRECTORY,
+            "path": "",
+            "title": "Kit session",
+            "agent": "build",
+            "model": {"id": "mock-model", "providerID": "mock"},
+            "cost": 0,
+            "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+            "time": {"created": now, "updated": now},
+        }
+        self._write(database, "session.created.1", {"sessionID": SESSION, "info": info})
+        path = _store.join(database, SESSION)
+        for _ in range(turns):
+            self.append_turn(path)
+        return path
+
+    def transcript_file(self, path: str) -> TranscriptFile:
+        """How the history index lists a session: kept in the database and its log."""
+        database, _ = _store.split(path)
+        return TranscriptFile(path=path, within=(database, database + "-wal"))
+
+    def append_turn(self, path: str) -> bytes:
+        for _ in self.append_turn_in_steps(path):
+            pass
+        return b""
+
+    def append_turn_in_steps(self, path: str) -> Iterator[None]:
+        """One turn, change by change, as captures/opencode/ show them: the prompt, an
+        assistant step running ``bash`` (pending, running, completed) that finishes with
+        ``tool-calls``, a second step answering in text that finishes with ``stop``."""
+        database, _ = _store.split(path)
+        user, first, second = self._id("msg"), self._id("msg"), self._id("msg")
+        call = f"call_{next(self._ids)}"
+        tool_part = self._id("prt")
+        text_part = self._id("prt")
+
+        def message(info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return "message.updated.1", {"sessionID": SESSION, "info": info}
+
+        def part(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            body = {**body, "sessionID": SESSION}
+            return "message.part.updated.1", {
+                "sessionID": SESSION,
+                "part": body,
+                "time": self._now(),
+            }
+
+        def assistant(mid: str, created: int, **done: Any) -> tuple[str, dict[str, Any]]:
+            info = {
+                "id": mid,
+                "sessionID": SESSION,
+                "role": "assistant",
+                "time": {"created": created, **({"completed": self._now()} if done else {})},
+                "parentID": user,
+                "modelID": "mock-model",
+                "providerID": "mock",
+                "mode": "build",
+                "agent": "build",
+                "path": {"cwd": DIRECTORY, "root": DIRECTORY},
+                "cost": 0,
+                "tokens": TOKENS if done else {**TOKENS, "total": 0, "input": 0, "output": 0},
+                **done,
+            }
+            return message(info)
+
+        asked = self._now()
+        bash = {"command": "echo hi", "description": "Runs echo hi"}
+        first_at, second_at = self._now(), 0
+        changes = [
+            message(
+                {
+                    "id": user,
+                    "sessionID": SESSION,
+                    "role": "user",
+                    "time": {"created": asked},
+                    "agent": "build",
+                    "model": {"providerID": "mock", "modelID": "mock-model"},
+                }
+            ),
+            part({"id": self._id("prt"), "messageID": user, "type": "text", "text": "say hi"}),
+            assistant(first, first_at),
+            part({"id": self._id("prt"), "messageID": first, "type": "step-start"}),
+            part(
+                {
+                    "id": tool_part,
+                    "messageID": first,
+                    "type": "tool",
+                    "tool": "bash",
+                    "callID": call,
+                    "state": {"status": "pending", "input": {}, "raw": ""},
+                }
+            ),
+            part(
+                {
+                    "id": tool_part,
+                    "messageID": first,
+                    "type": "tool",
+                    "tool": "bash",
+                    "callID": call,
+                    "state": {"status": "running", "input": bash, "time": {"start": self._now()}},
+                }
+            ),
+            part(
+                {
+                    "id": tool_part,
+                    "messageID": first,
+                    "type": "tool",
+                    "tool": "bash",
+                    "callID": call,
+                    "state": {
+                        "status": "completed",
+                        "input": bash,
+                        "output": "hi\n",
+                        "metadata": {"output": "hi\n", "exit": 0, "truncated": False},
+                        "title": "echo hi",
+                        "time": {"start": self._clock, "end": self._now()},
+                    },
+                }
+            ),
+            part(
+                {
+                    "id": self._id("prt"),
+                    "messageID": first,
+                    "type": "step-finish",
+                    "reason": "tool-calls",
+                    "tokens": TOKENS,
+                    "cost": 0,
+                }
+            ),
+            assistant(first, first_at, finish="tool-calls"),
+        ]
+        for kind, body in changes:
+            self._write(database, kind, body)
+            yield
+        second_at = self._now()
+        for kind, body in [
+            assistant(second, second_at),
+            part({"id": self._id("prt"), "messageID": second, "type": "step-start"}),
+            part(
+                {
+                    "id": text_part,
+                    "messageID": second,
+                    "type": "text",
+                    "text": "",
+                    "time": {"start": self._now()},
+                }
+            ),
+            part(
+                {
+                    "id": text_part,
+                    "messageID": second,
+                    "type": "text",
+                    "text": "hi",
+                    "time": {"start": self._clock, "end": self._now()},
+                }
+            ),
+            part(
+                {
+                    "id": self._id("prt"),
+                    "messageID": second,
+                    "type": "step-finish",
+                    "reason": "stop",
+                    "tokens": TOKENS,
+                    "cost": 0,
+                }
+            ),
+            assistant(second, second_at, finish="stop"),
+        ]:
+            self._write(database, kind, body)
+            yield
+
+    def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
+        """The plugin's records of a permission prompt opening in the kit's session."""
+        database, _ = _store.split(transcript_path)
+        records = [
+            (
+                "start",
+                {
+                    "pid": 0,
+                    "start": 0,
+                    "directory": DIRECTORY,
+                    "worktree": DIRECTORY,
+                    "serverUrl": "http://localhost:4096/",
+                    "database": database,
+                },
+            ),
+            ("session_status", {"sessionID": SESSION, "status": {"type": "busy"}}),
+            (
+                "permission_asked",
+                {
+                    "id": "per_kit",
+                    "sessionID": SESSION,
+                    "permission": "bash",
+                    "patterns": ["touch approved.txt"],
+                    "metadata": {"command": "touch approved.txt"},
+                    "always": ["touch *"],
+                    "tool": {"messageID": "msg_kit_open", "callID": "call_kit"},
+                },
+            ),
+        ]
+        for event, payload in records:
+            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())

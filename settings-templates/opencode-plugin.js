@@ -1,0 +1,243 @@
+// agentspool's OpenCode plugin: OpenCode's live bus events, appended to the run's spool.
+//
+// OpenCode has no shell hooks; a plugin's `event` handler sees every bus event, among
+// them the ones nothing durable records: a permission prompt or a question form opening
+// and being answered, the session going busy and idle. This file appends those events to
+// the run's `events.spool` in the record framing every agentspool hook writes (one
+// write(2) per record on an O_APPEND descriptor: magic, header, payload, CRC-32), so the
+// adapter reads them like any hook spool. Nothing here parses or interprets an event.
+//
+// Armed per run: `agentspool setup opencode` writes a copy of this file into the run dir
+// with ARMED set to the run, and names it in OPENCODE_CONFIG_CONTENT. Installed
+// (`agentspool install opencode`): ARMED stays null, and the run is the OpenCode process
+// itself, `opencode-<pid>-<start ticks>`, in the default runtime dir; a run a wrapper
+// armed (AGENTSPOOL_RUN_ID in the environment) is left to the wrapper's copy.
+//
+// Like a hook, it never fails the agent: every fault is swallowed (and noted in the run's
+// hooks.log when that can be written). Standard library only: no package to install.
+import fs from "node:fs";
+
+const ARMED = null; // {"runtimeDir": "...", "runId": "..."} in a run's own copy
+
+const PROVIDER = "opencode";
+const KEPT = new Set([
+  "session.created",
+  "session.status",
+  "session.idle",
+  "session.error",
+  "session.compacted",
+  "permission.asked",
+  "permission.replied",
+  "question.asked",
+  "question.replied",
+  "question.rejected",
+]);
+const MAX_PAYLOAD = 64 * 1024;
+const HEAD_BYTES = 48 * 1024;
+const FAULT_LOG_CAP = 64 * 1024;
+const SWEEP_MARK = 0o1000;
+const C = fs.constants;
+const APPEND = C.O_WRONLY | C.O_APPEND | C.O_CREAT | C.O_NOFOLLOW | C.O_CLOEXEC;
+
+const CRC_TABLE = (() => {
+  const table = new Int32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c;
+  }
+  return table;
+})();
+
+function crc32(bytes, crc = 0) {
+  let c = ~crc;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return ~c >>> 0;
+}
+
+// /proc/self/stat field 22: the start time in clock ticks since boot. With the pid it
+// names this process for good (a reused pid has another start time).
+function startTicks() {
+  const stat = fs.readFileSync("/proc/self/stat", "latin1");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+}
+
+// The header's monotonic stamp: the boot clock (/proc/uptime) read once, advanced by
+// this runtime's own high-resolution clock (which counts from the process start here).
+const BOOT_NS = (() => {
+  try {
+    const up = fs.readFileSync("/proc/uptime", "latin1").split(" ")[0];
+    return BigInt(Math.round(Number(up) * 1e9)) - process.hrtime.bigint();
+  } catch {
+    return 0n;
+  }
+})();
+
+function absolute(path) {
+  return path.startsWith("/") ? path : process.cwd().replace(/\/$/, "") + "/" + path;
+}
+
+// The rule spool.write.default_runtime_dir implements for the hooks and the readers.
+function defaultRuntimeDir(env) {
+  if (env.AGENTSPOOL_RUNTIME_DIR) return absolute(env.AGENTSPOOL_RUNTIME_DIR);
+  const xdg = env.XDG_RUNTIME_DIR || "";
+  if (xdg.startsWith("/")) {
+    try {
+      if (fs.statSync(xdg).isDirectory()) return xdg.replace(/\/+$/, "") + "/agentspool";
+    } catch {}
+  }
+  const tmp = absolute(env.TMPDIR || "/tmp").replace(/\/+$/, "");
+  return `${tmp}/agentspool-${process.getuid()}`;
+}
+
+// OpenCode's database (the transcript): $OPENCODE_DB, absolute or relative to its data
+// dir, else <data dir>/opencode.db, the data dir being $XDG_DATA_HOME/opencode.
+function database(env) {
+  const data = (env.XDG_DATA_HOME || `${env.HOME || ""}/.local/share`) + "/opencode";
+  const named = env.OPENCODE_DB || "";
+  if (named === ":memory:") return "";
+  if (named) return named.startsWith("/") ? named : `${data}/${named}`;
+  return `${data}/opencode.db`;
+}
+
+// A directory this user owns that nobody else may write to (ADR 0013), and that no sweep
+// is taking (ADR 0015); `closed`: nobody else may even enter it (a run dir).
+function checkDir(path, closed) {
+  const st = fs.lstatSync(path);
+  if (!st.isDirectory()) throw new Error(`${path}: not a directory`);
+  if (st.uid !== process.getuid()) throw new Error(`${path}: owned by uid ${st.uid}`);
+  if (st.mode & (closed ? 0o077 : 0o022)) throw new Error(`${path}: not private`);
+  if (closed && st.mode & SWEEP_MARK) throw new Error(`${path}: being swept`);
+}
+
+function header(event, payload, origLen, cut, pid) {
+  const mono = BOOT_NS + process.hrtime.bigint();
+  const wall = BigInt(Date.now()) * 1000000n;
+  const text =
+    `AS1 ${event} ${mono} ${wall} ${pid} ${pid} ${cut < 0 ? "-" : cut} ${origLen} ` +
+    `${payload.length}`;
+  return Buffer.from(text, "latin1");
+}
+
+function frame(event, body, pid) {
+  let payload = Buffer.from(body, "utf8");
+  const origLen = payload.length;
+  let cut = -1;
+  if (payload.length > MAX_PAYLOAD) {
+    // Cut like a hook cuts: the identifying fields sit before or after the one huge value.
+    payload = Buffer.concat([
+      payload.subarray(0, HEAD_BYTES),
+      payload.subarray(payload.length - (MAX_PAYLOAD - HEAD_BYTES)),
+    ]);
+    cut = HEAD_BYTES;
+  }
+  const head = header(event, payload, origLen, cut, pid);
+  const crc = crc32(payload, crc32(head)).toString(16).padStart(8, "0");
+  return Buffer.concat([
+    Buffer.from("\x1e", "latin1"),
+    head,
+    Buffer.from(` ${crc}\n`, "latin1"),
+    payload,
+    Buffer.from("\n", "latin1"),
+  ]);
+}
+
+function appendTo(path, data) {
+  const fd = fs.openSync(path, APPEND, 0o600);
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.uid !== process.getuid() || st.mode & 0o022) throw new Error(`${path}: not private`);
+    fs.writeSync(fd, data);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function logFault(runDir, error) {
+  try {
+    const path = `${runDir}/hooks.log`;
+    let size = 0;
+    try {
+      size = fs.lstatSync(path).size;
+    } catch {}
+    if (size < FAULT_LOG_CAP) {
+      const line = `${(Date.now() / 1000).toFixed(3)} pid=${process.pid} plugin ${error}\n`;
+      appendTo(path, Buffer.from(line, "utf8"));
+    }
+  } catch {}
+}
+
+// The run this process records to: [runtime dir, run id], or null to record nothing.
+function theRun(env) {
+  if (ARMED) return [ARMED.runtimeDir, ARMED.runId];
+  if (env.AGENTSPOOL_RUN_ID) return null; // a wrapper armed this run: its copy records it
+  return [defaultRuntimeDir(env), `${PROVIDER}-${process.pid}-${startTicks()}`];
+}
+
+function makeDir(path) {
+  try {
+    fs.mkdirSync(path, { mode: 0o700 });
+  } catch (error) {
+    if (error.code !== "EEXIST") throw error;
+  }
+}
+
+export const AgentspoolSpool = async (input) => {
+  const env = process.env;
+  let run;
+  try {
+    run = theRun(env);
+  } catch {
+    return {};
+  }
+  if (!run) return {};
+  const [runtimeDir, runId] = run;
+  const runDir = `${runtimeDir}/${runId}`;
+  const spool = `${runDir}/events.spool`;
+  // OpenCode may call a plugin more than once per process (seen: twice at a TUI start);
+  // one bus event reaches one handler, but should it reach two, it is written once.
+  const shared = (globalThis.__agentspoolSpool ??= {});
+  const seen = (shared[spool] ??= { last: null });
+
+  function write(event, body) {
+    try {
+      if (!ARMED) {
+        makeDir(runtimeDir); // only an installed plugin creates its run (ADR 0017)
+        makeDir(runDir);
+      }
+      checkDir(runtimeDir, false);
+      checkDir(runDir, true);
+      appendTo(spool, frame(event, body, process.pid));
+    } catch (error) {
+      logFault(runDir, error);
+    }
+  }
+
+  try {
+    write(
+      "start",
+      JSON.stringify({
+        pid: process.pid,
+        start: startTicks(),
+        directory: input?.directory ?? "",
+        worktree: input?.worktree ?? "",
+        serverUrl: String(input?.serverUrl ?? ""),
+        database: database(env),
+      }),
+    );
+  } catch (error) {
+    logFault(runDir, error);
+  }
+
+  return {
+    event: async ({ event }) => {
+      try {
+        if (!event || !KEPT.has(event.type) || seen.last === event) return;
+        seen.last = event;
+        write(event.type.replaceAll(".", "_"), JSON.stringify(event.properties ?? {}));
+      } catch (error) {
+        logFault(runDir, error);
+      }
+    },
+  };
+};
