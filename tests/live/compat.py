@@ -3,9 +3,9 @@
 ``make compat`` runs this. Per CLI the versions are the one pinned in
 ``tests/live/package.json`` and the newest stable release the npm registry offers (or
 those given with ``--claude`` / ``--codex`` / ``--gemini`` / ``--opencode``). Each
-version other than the installed pin is installed with npm into its own prefix under ``$AGENTSPOOL_COMPAT_DIR``
-(default ``$TMPDIR/agentspool-compat``), reused when already there, and the scenario
-module runs with the harness pointed at that binary (``AGENTSPOOL_CLAUDE_BIN`` /
+version other than the installed pin is installed with npm into its own prefix under
+``$AGENTSPOOL_COMPAT_DIR`` (default ``$TMPDIR/agentspool-compat``), reused when already
+there, and the scenario module runs with the harness pointed at that binary (``AGENTSPOOL_CLAUDE_BIN`` /
 ``AGENTSPOOL_CODEX_BIN`` / ``AGENTSPOOL_GEMINI_BIN`` /
 ``AGENTSPOOL_OPENCODE_BIN``). A version whose scenarios fail is
 listed as failing, with the count; one whose install fails is listed as not installed.
