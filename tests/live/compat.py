@@ -5,8 +5,8 @@
 those given with ``--claude`` / ``--codex`` / ``--gemini`` / ``--opencode``). Each
 version other than the installed pin is installed with npm into its own prefix under
 ``$AGENTSPOOL_COMPAT_DIR`` (default ``$TMPDIR/agentspool-compat``), reused when already
-there, and the scenario module runs with the harness pointed at that binary (``AGENTSPOOL_CLAUDE_BIN`` /
-``AGENTSPOOL_CODEX_BIN`` / ``AGENTSPOOL_GEMINI_BIN`` /
+there, and the scenario module runs with the harness pointed at that binary
+(``AGENTSPOOL_CLAUDE_BIN`` / ``AGENTSPOOL_CODEX_BIN`` / ``AGENTSPOOL_GEMINI_BIN`` /
 ``AGENTSPOOL_OPENCODE_BIN``). A version whose scenarios fail is
 listed as failing, with the count; one whose install fails is listed as not installed.
 Every ``read_chat`` the scenarios make is observed (``compat_drift.py``): the table also
