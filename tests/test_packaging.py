@@ -100,9 +100,10 @@ def test_every_console_script_target_imports(wheel, names, tmp_path):
     parser.read_string(entry_points)
     scripts = dict(parser["console_scripts"])
     assert scripts == {name: target for name, target in PYPROJECT["project"]["scripts"].items()}
-    # OpenCode is registered as an installed adapter would be (ADR 0030).
+    # Gemini CLI and OpenCode are registered as an installed adapter would be (ADR 0028, 0030).
     assert dict(parser["agentspool.adapters"]) == {
-        "opencode": "agentspool.adapters.opencode:OpenCode"
+        "gemini-cli": "agentspool.adapters.gemini_cli:GeminiCli",
+        "opencode": "agentspool.adapters.opencode:OpenCode",
     }
     for target in scripts.values():
         module, _, attr = target.partition(":")
