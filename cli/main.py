@@ -527,12 +527,12 @@ def _parser() -> argparse.ArgumentParser:
     p = command(
         "index",
         "index every transcript on this machine into the history store",
-        "Find every Claude Code transcript ($CLAUDE_CONFIG_DIR or ~/.claude: projects, "
-        "subagents included) and Codex rollout ($CODEX_HOME or ~/.codex: sessions, .zst "
-        "included) and bring the history store up to date: a file costs what it gained "
-        "since the last run; a rewritten, truncated or replaced one is read again; the "
-        "sessions of deleted files are kept (marked gone). A progress bar on a terminal, "
-        "one summary line otherwise.",
+        "Find every transcript each installed adapter knows of (where its CLI keeps "
+        "them: subagents' and compressed ones included) and bring the history store up "
+        "to date: a file costs what it gained since the last run; a rewritten, truncated "
+        "or replaced one is read again; a renamed one keeps its session; the sessions of "
+        "deleted files are kept (marked gone). A progress bar on a terminal, one summary "
+        "line otherwise.",
     )
     p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
     p.add_argument(
@@ -542,8 +542,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     json_arg(
         p,
-        "the IndexReport (files, new, appended, rewritten, unchanged, gone, forgotten, "
-        "failed, records, bytes_read, seconds, busy, errors)",
+        "the IndexReport (files, new, appended, rewritten, unchanged, gone, moved, "
+        "forgotten, failed, records, bytes_read, seconds, busy, errors)",
     )
     p.set_defaults(func=_cmd_index)
 
@@ -1215,9 +1215,11 @@ def _index_summary(report: agentspool.IndexReport) -> str:
         f" ({report.forgotten} forgotten)" if report.forgotten else ""
     )
     failed = f", {report.failed} failed" if report.failed else ""
+    moved = f"; {report.moved} of them moved" if report.moved else ""
     return (
         f"indexed {report.files} transcript files ({report.new} new, {report.appended} "
-        f"appended, {report.rewritten} rewritten, {report.unchanged} unchanged{gone}{failed}): "
+        f"appended, {report.rewritten} rewritten, {report.unchanged} unchanged{gone}{failed}"
+        f"{moved}): "
         f"{report.records} records written, {report.bytes_read / 2**20:.1f} MB read in "
         f"{report.seconds:.1f} s"
     )

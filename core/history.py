@@ -21,6 +21,12 @@ it, per file:
                records stay (the CLIs delete old transcripts; the history keeps them),
                marked ``gone``; ``forget_gone`` removes them instead.
 
+A file first seen at a path that has the device and inode of one no longer at its own
+path, and the bytes that one's cursor parsed (its fingerprint), was renamed: its session
+is moved to the new path and then judged as above (usually ``unchanged``). A CLI may
+archive a session by renaming its transcript into another folder, and rename it back to
+unarchive: read as a new file, its usage would count twice.
+
 One file is one transaction: its records (and their search rows), its session's facts
 and its cursor are committed together, so an indexer killed at any point loses nothing
 and duplicates nothing — the next run finds the old cursor and does that file again.
@@ -76,6 +82,9 @@ class IndexReport(msgspec.Struct, kw_only=True):
     unchanged: int = 0
     gone: int = 0
     """Files ingested before that are no longer there (found so in this run)."""
+    moved: int = 0
+    """Files found renamed, their sessions moved with them (also counted above by what
+    they needed: usually ``unchanged``)."""
     forgotten: int = 0
     """Sessions removed because their file is gone (``forget_gone``)."""
     failed: int = 0
@@ -302,6 +311,49 @@ def _holders(session: Session) -> tuple[str, ...]:
     return session.watched
 
 
+class _Tracked:
+    """The files of one adapter the store holds cursors for, as the run goes: path →
+    (session, cursor, gone), and by device and inode to find a renamed one."""
+
+    def __init__(self, store: SessionStore, provider: str) -> None:
+        self.store = store
+        self.by_path = store.cursors(provider)
+        self._by_identity: dict[tuple[int, int], list[str]] | None = None
+
+    def moved_here(self, path: str, st: Stat) -> tuple[int, FileCursor, bool] | None:
+        """The cursor of a tracked file that was renamed to ``path`` (module docstring),
+        its session moved to ``path`` in the store; ``None`` if there is none."""
+        if self._by_identity is None:
+            self._by_identity = {}
+            for known, (_, cursor, _) in self.by_path.items():
+                identity = (cursor.device, cursor.inode)
+                self._by_identity.setdefault(identity, []).append(known)
+        for old in self._by_identity.get(_identity(st), ()):
+            session, cursor, _ = self.by_path[old]
+            if os.path.lexists(old) or not _same_bytes(path, cursor):
+                continue
+            if not self.store.move(session, path):
+                return None
+            del self.by_path[old]
+            self._by_identity[_identity(st)].remove(old)
+            self.by_path[path] = (session, cursor, False)
+            return self.by_path[path]
+        return None
+
+
+def _same_bytes(path: str, cursor: FileCursor) -> bool:
+    """Whether ``path`` holds, up to the cursor's offset, the bytes it parsed (an inode
+    freed by a deleted file and taken by a new one does not)."""
+    try:
+        with open(path, "rb", buffering=0) as fh:
+            fd = fh.fileno()
+            if os.fstat(fd).st_size < cursor.offset:
+                return False
+            return _fingerprint(fd, cursor.offset) == cursor.fingerprint
+    except OSError:
+        return False
+
+
 def _discover(adapter: Adapter) -> list[tuple[TranscriptFile, Session | None]]:
     if _resumes(adapter):
         return [(f, None) for f in cast(TranscriptHistory, adapter).transcript_files()]
@@ -335,7 +387,7 @@ def index_history(
         plan: list[_Planned] = []
         gone: list[int] = []
         for adapter in adapters:
-            tracked = store.cursors(adapter.name)
+            tracked = _Tracked(store, adapter.name)
             shared: set[str] = set()  # transcripts kept in shared files, listed this run
             for file, session in _discover(adapter):
                 report.files += 1
@@ -345,7 +397,11 @@ def index_history(
                     st = _stat(file)
                 except OSError:
                     continue  # gone since it was listed: found gone below
-                known = tracked.get(file.path)
+                known = tracked.by_path.get(file.path)
+                if known is None and not file.within:
+                    known = tracked.moved_here(file.path, st)
+                    if known is not None:
+                        report.moved += 1
                 cursor = known[1] if known is not None else None
                 resumable = _resumes(adapter) and not file.whole and not file.within
                 verdict = _decide(cursor, st, resumable=resumable, fd=None)
@@ -361,7 +417,7 @@ def index_history(
             # files is there as long as it is listed.
             gone += [
                 key
-                for path, (key, _, was_gone) in tracked.items()
+                for path, (key, _, was_gone) in tracked.by_path.items()
                 if not was_gone and path not in shared and not os.path.exists(path)
             ]
         total = sum(p.estimate for p in plan)

@@ -638,6 +638,18 @@ class SessionStore:
             yield ingest
             self._written += ingest.written
 
+    def move(self, session: int, path: str) -> bool:
+        """The session's file was renamed to ``path``: it keeps its records and cursor
+        under the new name, no longer gone. ``False`` (nothing changed) if another
+        session is known by ``path`` already."""
+        with self._transaction():
+            moved = self._db.execute(
+                "UPDATE sessions SET key = ?1, path = ?1, gone = 0 WHERE id = ?2 "
+                "AND NOT EXISTS (SELECT 1 FROM sessions WHERE key = ?1)",
+                (path, session),
+            )
+            return moved.rowcount == 1
+
     def mark_gone(self, sessions: Iterable[int]) -> None:
         """Their files are no longer there: keep the records, say so."""
         with self._transaction():

@@ -184,6 +184,10 @@ class _WholeRollout:
         return self.parser.facts()
 
 
+# Where Codex 0.169.0 renames a thread's rollout when the thread is archived, flat
+# (docs/providers/codex.md §6.1).
+ARCHIVED = "archived_sessions"
+
 # What Codex 0.169.0 puts in every shell command's environment (docs/providers/codex.md §5.9).
 THREAD_ENV = "CODEX_THREAD_ID"
 SESSION_ENV = "CODEX_SESSION_ID"
@@ -323,10 +327,13 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
     # -- the history index (ADR 0022) -------------------------------------------------
     def transcript_files(self) -> list[TranscriptFile]:
         """Every rollout under ``$CODEX_HOME/sessions/YYYY/MM/DD/`` (a sub-agent's too: its
-        own file), compressed ones read whole."""
-        base = os.path.join(glob.escape(_lifecycle.codex_home()), "sessions", "*", "*", "*")
-        found = glob.glob(os.path.join(base, "rollout-*.jsonl"))
-        found += glob.glob(os.path.join(base, "rollout-*.jsonl.zst"))
+        own file) and, archived, right under ``$CODEX_HOME/archived_sessions/``
+        (docs/providers/codex.md §6.1); compressed ones read whole."""
+        home = glob.escape(_lifecycle.codex_home())
+        found: list[str] = []
+        for base in (os.path.join(home, "sessions", "*", "*", "*"), os.path.join(home, ARCHIVED)):
+            found += glob.glob(os.path.join(base, "rollout-*.jsonl"))
+            found += glob.glob(os.path.join(base, "rollout-*.jsonl.zst"))
         return [TranscriptFile(path=p, whole=p.endswith(".zst")) for p in sorted(found)]
 
     def resume_transcript(

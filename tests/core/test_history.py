@@ -274,6 +274,77 @@ def test_a_deleted_file_keeps_its_session_marked_gone_until_forgotten(
     assert store.find_sessions(path) == [] and store.sessions() == []
 
 
+def _archive(path: str, source: str | Path | None = None) -> str:
+    """Rename the file (``source``, default: ``path``) to where Codex renames an archived
+    thread's rollout (docs/providers/codex.md §6.1); for Claude Code, to another project
+    folder."""
+    name = os.path.basename(path)
+    if "/sessions/" in path:
+        target = Path(os.environ["CODEX_HOME"], "archived_sessions", name)
+    else:
+        target = Path(os.environ["CLAUDE_CONFIG_DIR"], "projects", "-moved", name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(source or path, target)
+    return str(target)
+
+
+def test_a_renamed_file_keeps_its_session_and_is_not_read_again(
+    store: SessionStore, one: tuple[str, str]
+) -> None:
+    provider, path = one
+    records = _one_session(store, provider, path)
+    (before,) = store.sessions()
+    archived = _archive(path)
+    report = index_history(store, adapters())
+    assert (report.moved, report.unchanged, report.new, report.gone) == (1, 1, 0, 0)
+    assert report.bytes_read == 0
+    (after,) = store.sessions()
+    assert (after.id, after.path, after.gone) == (before.id, archived, False)
+    assert store.records(after.id) == records == fresh_parse(provider, archived)
+    # Moved back, with a turn appended meanwhile: the same session, costing the append.
+    lines = Path(archived).read_bytes().splitlines(keepends=True)
+    os.rename(archived, path)
+    with open(path, "ab") as fh:
+        fh.write(lines[-1])
+    report = index_history(store, adapters())
+    assert (report.moved, report.appended, report.new) == (1, 1, 0)
+    assert report.bytes_read == len(lines[-1])
+    (back,) = store.sessions()
+    assert (back.id, back.path) == (before.id, path)
+    _one_session(store, provider, path)
+
+
+def test_a_file_renamed_after_it_was_found_gone_is_no_longer_gone(
+    store: SessionStore, one: tuple[str, str]
+) -> None:
+    """An index of an older agentspool that did not list the new folder marked it gone."""
+    _, path = one
+    hidden = Path(path).parent.parent / "elsewhere.jsonl"
+    os.rename(path, hidden)
+    assert index_history(store, adapters()).gone == 1
+    _archive(path, hidden)
+    report = index_history(store, adapters())
+    assert (report.moved, report.new) == (1, 0)
+    (session,) = store.sessions()
+    assert not session.gone
+
+
+def test_a_new_file_on_a_reused_inode_is_a_new_session(
+    store: SessionStore, one: tuple[str, str]
+) -> None:
+    """Same device and inode as a vanished file, other bytes: not a rename."""
+    _, path = one
+    data = Path(path).read_bytes()
+    archived = _archive(path)
+    # Other bytes where the cursor's fingerprint looked: the last parsed line, changed.
+    with open(archived, "r+b") as fh:
+        fh.seek(len(data) - 2)
+        fh.write(b" ")
+    report = index_history(store, adapters())
+    assert (report.moved, report.new, report.gone) == (0, 1, 1)
+    assert {s.path: s.gone for s in store.sessions()} == {path: True, archived: False}
+
+
 def test_a_file_listed_no_more_but_still_there_is_not_gone(
     store: SessionStore, one: tuple[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
