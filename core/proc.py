@@ -19,6 +19,7 @@ import os
 import time
 from typing import NamedTuple
 
+from agentspool.core.events import Event, SessionEnded
 from agentspool.core.seam import ProcessState
 
 HZ = os.sysconf("SC_CLK_TCK")
@@ -110,6 +111,12 @@ def argv(pid: int) -> list[str]:
     except OSError:
         return []
     return raw.decode("utf-8", "replace").split("\0")[:-1]
+
+
+def ended_by_exit(pid: int) -> list[Event]:
+    """What an agent ``pid`` found gone proves: its session ended (SIGKILL fires no hook).
+    Stamped now and never kept: the process table is read again at the next read."""
+    return [SessionEnded(reason="process gone", at=time.time(), source=f"process:{pid} gone")]
 
 
 def process_state(pid: int, gone: bool) -> ProcessState:

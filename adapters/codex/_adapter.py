@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import glob
 import os
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
@@ -58,9 +57,9 @@ from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.adapters.common.subagents import head_lines, with_subagents
 from agentspool.core.compose import compose_chat
-from agentspool.core.events import Event, InputRequested, SessionEnded
+from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
-from agentspool.core.proc import process_state
+from agentspool.core.proc import ended_by_exit, process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -101,8 +100,7 @@ class _SpoolView:
         """Not kept: a dead codex process ends whatever its hooks left open."""
         if not self.translator.agent_gone():
             return []
-        pid = self.translator.agent_pid
-        return [SessionEnded(reason="process gone", at=time.time(), source=f"process:{pid} gone")]
+        return ended_by_exit(self.translator.agent_pid)
 
     def channel(self, agent: str) -> list[Event]:
         return self.events.get(agent, [])

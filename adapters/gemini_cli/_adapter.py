@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import glob
 import os
-import time
 from typing import ClassVar
 
 from agentspool.adapters.common.jsonl import JsonlFollower
@@ -39,9 +38,9 @@ from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
 from agentspool.adapters.gemini_cli._chat import ChatParser, session_id_of
 from agentspool.core.compose import compose_chat
-from agentspool.core.events import Event, SessionEnded
+from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
-from agentspool.core.proc import process_state
+from agentspool.core.proc import ended_by_exit, process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -76,8 +75,7 @@ class _SpoolView:
         """Not kept: a dead gemini process ends whatever its hooks left open."""
         if not self.translator.agent_gone():
             return []
-        pid = self.translator.agent_pid
-        return [SessionEnded(reason="process gone", at=time.time(), source=f"process:{pid} gone")]
+        return ended_by_exit(self.translator.agent_pid)
 
 
 def _project_root(chat_file: str) -> str:

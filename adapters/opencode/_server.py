@@ -21,7 +21,6 @@ user ``opencode``): ``setup`` chooses one per run and keeps it in the run dir.
 from __future__ import annotations
 
 import base64
-import http.client
 import os
 from urllib.parse import urlsplit
 
@@ -67,6 +66,10 @@ def password(run_dir: str) -> str:
 
 
 def _get(port: int, path: str, secret: str) -> list[Payload] | None:
+    # Imported here: every agentspool command loads this adapter, few ask its server
+    # (http.client and the email package it pulls in cost ~15 ms).
+    import http.client
+
     headers = {"Accept": "application/json"}
     if secret:
         token = base64.b64encode(f"{USER}:{secret}".encode()).decode()

@@ -14,7 +14,6 @@ process is the evidence (``agent_gone``: gone, a zombie, or its pid reused).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import msgspec
@@ -191,10 +190,4 @@ class SpoolTranslator:
     def liveness(self) -> list[ev.Event]:
         """Not kept: a gone OpenCode process ends whatever its events left open (the
         caller found it gone: ``agent_gone``)."""
-        return [
-            ev.SessionEnded(
-                reason="process gone",
-                at=time.time(),
-                source=f"process:{self.agent_pid} gone",
-            )
-        ]
+        return _proc.ended_by_exit(self.agent_pid)
