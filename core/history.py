@@ -40,6 +40,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -397,6 +398,11 @@ def index_history(
                     st = _stat(file)
                 except OSError:
                     continue  # gone since it was listed: found gone below
+                if isinstance(st, os.stat_result) and not stat.S_ISREG(st.st_mode):
+                    # A FIFO named like a transcript would block the open for ever.
+                    report.failed += 1
+                    report.errors.append(f"{file.path}: not a regular file")
+                    continue
                 known = tracked.by_path.get(file.path)
                 if known is None and not file.within:
                     known = tracked.moved_here(file.path, st)

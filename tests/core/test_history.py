@@ -356,6 +356,20 @@ def test_a_file_listed_no_more_but_still_there_is_not_gone(
     assert not session.gone
 
 
+def test_a_fifo_or_folder_named_like_a_transcript_fails_alone_without_blocking(
+    store: SessionStore, one: tuple[str, str]
+) -> None:
+    provider, path = one
+    folder = Path(path).parent
+    fifo, directory = folder / ("rollout-" + "f" * 8 + ".jsonl"), folder / "rollout-d.jsonl"
+    os.mkfifo(fifo)
+    directory.mkdir()
+    report = index_history(store, adapters())
+    assert (report.unchanged, report.failed) == (1, 2)
+    assert sorted(report.errors) == sorted(f"{p}: not a regular file" for p in (directory, fifo))
+    _one_session(store, provider, path)
+
+
 def test_a_compressed_rollout_is_read_whole_once(store: SessionStore) -> None:
     import zstandard
 
