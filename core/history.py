@@ -175,7 +175,10 @@ def _resumes(adapter: Adapter) -> bool:
 
 
 class _WholeSession:
-    """An adapter without resumable parsing: its ``read_session``, whole (``fresh``)."""
+    """An adapter without resumable parsing: its ``read_session``, whole (``fresh``) —
+    with its subagents' records where the adapter reads them with the session
+    (``read_session_with_subagents``): a CLI that keeps a subagent's conversation as a
+    session of its own, not a file, has no file for the index to list."""
 
     fresh = True
 
@@ -190,7 +193,9 @@ class _WholeSession:
     def read(self, limit: int) -> list[Message]:
         if self.offset:
             return []
-        chat = self._adapter.read_session(self._session)
+        whole = getattr(self._adapter, "read_session_with_subagents", None)
+        read = whole if whole is not None else self._adapter.read_session
+        chat = read(self._session)
         self.offset = max(self._size, 1)
         self.count = len(chat.messages)
         self._facts = TranscriptFacts(

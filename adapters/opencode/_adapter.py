@@ -31,6 +31,7 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.opencode import _install, _lifecycle, _server, _store
 from agentspool.adapters.opencode._signals import SpoolTranslator
 from agentspool.adapters.opencode._transcript import TranscriptParser
@@ -180,6 +181,27 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
 
     def read_session(self, session: Session) -> Chat:
         return self.read_chat(session.session_id, "", session.transcript_path)
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session``, then each subagent's session — OpenCode keeps one per
+        ``task`` call, its ``parent_id`` the spawner — and theirs in turn, each opened by
+        a link record naming the ``task`` call that spawned it (docs/providers/opencode.md
+        §2.8)."""
+        chat = self.read_session(session)
+        database, root = _store.split(session.transcript_path)
+        subagents: list[tuple[Message | None, Chat]] = []
+        seen, pending = {root}, [root]
+        while pending:
+            for child_id, call_id, title in _store.subagents(database, pending.pop(0)):
+                if child_id in seen:
+                    continue
+                seen.add(child_id)
+                child = self.read_chat(child_id, "", _store.join(database, child_id))
+                first = child.messages[0].timestamp if child.messages else ""
+                link = link_record(child_id, call_id, text=title, timestamp=first)
+                subagents.append((link, child))
+                pending.append(child_id)
+        return with_subagents(chat, subagents)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         spool = self._live_spool(run_id, runtime_dir, transcript_path)

@@ -259,3 +259,49 @@ def sessions_since(database: str, since_ms: int) -> list[tuple[str, str, int]]:
             return rows
     except sqlite3.DatabaseError:
         return []
+
+
+class _TaskState(msgspec.Struct, gc=False):
+    metadata: dict[str, Any] | None = None
+
+
+class _TaskPart(msgspec.Struct, gc=False):
+    tool: str = ""
+    callID: str = ""  # noqa: N815 - OpenCode's own field name
+    state: _TaskState | None = None
+
+
+_task_part = msgspec.json.Decoder(_TaskPart).decode
+
+
+def subagents(database: str, session_id: str) -> list[tuple[str, str, str]]:
+    """``(session id, spawning call id, title)`` of the subagent sessions ``session_id``
+    spawned (``parent_id``), oldest first. The call is the ``task`` tool part whose
+    ``state.metadata.sessionId`` names the child (docs/providers/opencode.md §2.8);
+    ``""`` when no part does. ``[]`` when the database cannot be read."""
+    try:
+        with connect(database) as conn:
+            children: list[tuple[str, str]] = conn.execute(
+                "SELECT id, title FROM session WHERE parent_id = ? ORDER BY time_created, id",
+                (session_id,),
+            ).fetchall()
+            if not children:
+                return []
+            # LIKE only narrows the rows decoded: the decoded part decides.
+            parts = conn.execute(
+                "SELECT data FROM part WHERE session_id = ? AND data LIKE '%task%'",
+                (session_id,),
+            ).fetchall()
+    except sqlite3.DatabaseError:
+        return []
+    spawned_by: dict[str, str] = {}
+    for (data,) in parts:
+        try:
+            part = _task_part(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        metadata = part.state.metadata if part.state is not None else None
+        child = metadata.get("sessionId") if metadata else None
+        if part.tool == "task" and isinstance(child, str) and part.callID:
+            spawned_by.setdefault(child, part.callID)
+    return [(child, spawned_by.get(child, ""), title or "") for child, title in children]

@@ -577,6 +577,72 @@ def test_tui_question_then_undo(make_run: Callable[..., Run]) -> None:
     assert gone[0][0] >= 2, gone
 
 
+SUBAGENT_TASK = {
+    "description": "Look around",
+    "prompt": "List what you see and say SUBDONE",
+    "subagent_type": "general",
+}
+
+
+def test_tui_subagent_task(
+    make_run: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``task`` call: OpenCode runs the subagent as a session of its own (``parent_id``
+    the run's session). The run works while its subagent does; ``show`` nests the
+    subagent's records under the ``task`` call; ``usage`` counts the subagent's tokens
+    with the session's — as OpenCode's own per-session totals add up."""
+    child_reply = cs.text("SUBDONE from the subagent")
+    run = make_run(
+        [
+            cs.tool_call("task", SUBAGENT_TASK, call_id="call_task"),
+            child_reply,
+            cs.text("Parent finished after the subagent."),
+        ]
+    )
+    gate = run.gate(child_reply)
+    run.start_tui()
+    monkeypatch.setenv("XDG_DATA_HOME", str(run.home.data_dir.parent))
+
+    run.submit("delegate to a subagent")
+    run.srv.wait_for(lambda s: len(s.main_requests()) >= 2 and bool(s.streaming), WAIT)
+    chat = run.checkpoint("subagent streaming", is_working)
+    session = chat.transcript_id
+    (child,) = opencode.rows(
+        run.home.database, "SELECT id FROM session WHERE parent_id = ?", (session,)
+    )
+    view = agentspool.show_session(session)
+    (group,) = view.detail.subagents
+    assert (group.agent_id, group.spawned_by) == (child[0], "call_task")
+
+    gate.set()
+    run.wait_screen("Parent finished after the subagent.")
+    run.wait_hook("session_idle")
+    run.wait_idle_screen()
+    chat = run.checkpoint("idle after the subagent's turn", is_idle_after_turn)
+    assert visible(chat, "assistant") == ["Parent finished after the subagent."]
+    assert not [m for m in chat.messages if m.agent_id], "the run's own records only"
+
+    view = agentspool.show_session(session)
+    (group,) = view.detail.subagents
+    assert (group.agent_id, group.spawned_by) == (child[0], "call_task")
+    said = [m.text for m in group.messages if m.kind == "text" and m.role == "assistant"]
+    assert said == ["SUBDONE from the subagent"]
+
+    # OpenCode's own totals per session (docs/providers/opencode.md §2.5: input leaves
+    # the cache out), the subagent's row among them.
+    ((inputs, outputs, cached, written, sessions),) = opencode.rows(
+        run.home.database,
+        "SELECT sum(tokens_input), sum(tokens_output + tokens_reasoning),"
+        " sum(tokens_cache_read), sum(tokens_cache_write), count(*) FROM session",
+    )
+    assert sessions == 2
+    report = agentspool.usage(by="session", providers=["opencode"], store=str(tmp_path / "h.db"))
+    (row,) = report.rows
+    assert row.key == session
+    totals = (row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens)
+    assert totals == (inputs, outputs, cached, written)
+
+
 def test_tui_started_by_hand_with_the_plugin_installed(tmp_path: Path, runtime_dir: str) -> None:
     """``agentspool install opencode`` (ADR 0031): a TUI nobody armed is its own run,
     ``opencode-<pid>-<start ticks>``, its permission prompt seen, ended when it exits."""

@@ -4,19 +4,23 @@ capture's store and plugin spool are rebuilt as they stood at a moment of the ru
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 from harness import opencode_captures as captures
 
 from agentspool.adapters.opencode import OpenCode, _store
-from agentspool.core.seam import Chat
+from agentspool.core.detail import assemble_session_detail
+from agentspool.core.seam import Chat, Session
 
 CAPTURES = {p.name: p for p in captures.capture_dirs()}
 PERMISSION = CAPTURES["tui_permission_approve_deny_exit"]
 ESC_CLEAR = CAPTURES["tui_esc_while_streaming_then_clear"]
 QUESTION = CAPTURES["tui_question_then_undo"]
+SUBAGENT = CAPTURES["tui_subagent_task"]
 
 
 def _sessions(capture: Path) -> list[str]:
@@ -158,6 +162,62 @@ def test_undo_makes_a_turn_inactive_and_its_deletion_keeps_it_so(tmp_path: Path)
     assert all(ids[i].seq == seq and ids[i].visibility == "inactive" for i, seq in shown.items())
     assert visible(end, "assistant") == ["Answered in text this time."]
     assert [m.seq for m in end.messages] == list(range(1, len(end.messages) + 1))
+
+
+def _session_rows(capture: Path) -> list[dict[str, Any]]:
+    rows = [
+        msgspec.json.decode(line) for line in (capture / "rows.jsonl").read_bytes().splitlines()
+    ]
+    return [r for r in rows if r["table"] == "session"]
+
+
+def test_a_subagent_is_read_with_its_session_under_the_task_call(tmp_path: Path) -> None:
+    """OpenCode keeps a ``task`` subagent's conversation as a session of its own
+    (``parent_id``); the ``task`` part names it (``state.metadata.sessionId``)."""
+    chat, adapter, _, path = replay(SUBAGENT, tmp_path)
+    parent, child = _sessions(SUBAGENT)
+    assert chat.transcript_id == parent and not [m for m in chat.messages if m.agent_id]
+    whole = adapter.read_session_with_subagents(Session(session_id=parent, transcript_path=path))
+    assert whole.messages[: len(chat.messages)] == chat.messages
+    assert [m.seq for m in whole.messages] == list(range(1, len(whole.messages) + 1))
+    detail = assemble_session_detail(whole.messages)
+    (group,) = detail.subagents
+    assert (group.agent_id, group.spawned_by) == (child, "call_task")
+    assert [m.text for m in group.messages if m.kind == "text"] == [
+        "List what you see and say SUBDONE",
+        "SUBDONE from the subagent",
+    ]
+    (call,) = [t for t in detail.tools if t.call.tool_name == "task"]
+    assert call.call.tool_use_id == "call_task"
+    # Usage: the session's own and the subagent's, as OpenCode totals each session.
+    rows = _session_rows(SUBAGENT)
+    assert {r["id"]: r["parent_id"] for r in rows} == {parent: None, child: parent}
+    cached = sum(r["tokens_cache_read"] for r in rows)
+    assert whole.usage.input_tokens == sum(r["tokens_input"] for r in rows) + cached
+    assert whole.usage.cached_input_tokens == cached
+    assert whole.usage.output_tokens == sum(r["tokens_output"] for r in rows)
+    assert whole.usage.input_tokens > chat.usage.input_tokens
+
+
+def test_the_history_indexes_a_subagent_with_its_session(tmp_path: Path) -> None:
+    """The index lists OpenCode's top-level sessions (``sessions``): a subagent's session
+    is stored with the session that spawned it, its usage counted there, once."""
+    from agentspool.core.history import index_history
+    from agentspool.core.store import SessionStore
+
+    database = Path(os.environ["XDG_DATA_HOME"], "opencode", "opencode.db")
+    captures.build_store(SUBAGENT, database)
+    parent, child = _sessions(SUBAGENT)
+    with SessionStore(str(tmp_path / "history.sqlite")) as store:
+        assert index_history(store, [OpenCode()]).new == 1
+        (stored,) = store.sessions()
+        assert stored.session_id == parent
+        records = store.records(stored.id)
+        assert {m.agent_id for m in records} == {"", child}
+        expected = OpenCode().read_session_with_subagents(
+            Session(session_id=parent, transcript_path=_store.join(str(database), parent))
+        )
+        assert records == expected.messages
 
 
 @pytest.mark.parametrize("name", sorted(CAPTURES))
