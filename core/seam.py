@@ -38,23 +38,22 @@ process ``pid`` with ``environ`` in the run — the subagent's id, ``""`` for th
 agent, ``None`` when its evidence cannot tell — so a subagent cannot declare its
 parent's task state; ``own_run(runtime_dir, environ) -> list[str]`` names the
 hand-started run of the agent whose command has ``environ``, from the CLI's own
-variables, when the process ancestry cannot (ADR 0019);
-``subagent_transcripts(transcript_path) -> list[str]`` names the files a session's
-subagents wrote apart from its transcript, each read with ``read_session`` as part of
-that session (``usage`` counts them with it; ADR 0025).
+variables, when the process ancestry cannot (ADR 0019).
 
 Two more optional members serve reading one session whole (``agentspool show``, ADR
 0027): ``session_at(path) -> Session | None`` says whether the file at ``path`` is a
 transcript this CLI wrote, and which session it holds (``None``: not this CLI's);
 ``read_session_with_subagents(session) -> Chat`` is ``read_session`` whose ``messages``
-also hold every subagent's records from the subagents' own files — the session's own
+also hold every subagent's records, from where the CLI keeps each subagent's
+conversation (a file of its own, or a session of its own) — the session's own
 records first, then each subagent's, every subagent's group opened by a ``subagent``
 link record whose ``parent_id`` is the spawning tool call (the one the session's own
 stream holds, else one the adapter adds from the CLI's files), ``seq`` 1…n over the
 whole, ``usage`` summed. ``(agent_id, id)`` is unique in it. It is for a reading of the
 whole session at once: a subagent's records come after the session's own, so the
-``seq`` of a subagent's record moves as the session's own transcript grows.
-variables, when the process ancestry cannot (ADR 0019).
+``seq`` of a subagent's record moves as the session's own transcript grows. The history
+index stores a session so when its adapter does not resume transcripts (it re-reads the
+whole session anyway, and a subagent kept as a session has no file to list).
 
 Resumable transcript parsing (``capabilities.resumes_transcripts``; ADR 0022): the
 adapter is also a ``TranscriptHistory``. It lists every transcript file its CLI keeps on

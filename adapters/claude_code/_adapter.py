@@ -137,13 +137,6 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
     def untrust(self, config_home: str | None = None) -> bool:
         return False  # no trust gate: nothing was ever recorded
 
-    @staticmethod
-    def subagent_transcripts(transcript_path: str) -> list[str]:
-        """The subagents' own transcripts of a session (docs/providers/claude-code.md §4.1):
-        read each with ``read_chat``; its messages carry the subagent's ``agent_id``."""
-        stem = os.path.splitext(transcript_path)[0]
-        return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
-
     def lifecycle_caller(
         self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
     ) -> str | None:
@@ -242,13 +235,17 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         made from its meta file: the main transcript of 2.1.328 holds no record of the
         subagent's id until the agent's result (never, for one still running), while the
         meta file names the spawning call from the start."""
-        from agentspool.adapters.claude_code._sessions import cwd_of, subagent_meta
+        from agentspool.adapters.claude_code._sessions import (
+            cwd_of,
+            subagent_meta,
+            subagent_transcripts,
+        )
 
         chat = self.read_session(session)
         if not chat.cwd:
             chat.cwd = session.cwd or cwd_of(session.transcript_path)
         subagents = []
-        for path in self.subagent_transcripts(session.transcript_path):
+        for path in subagent_transcripts(session.transcript_path):
             child = self.read_chat(session.session_id, "", path)
             agent_id = next((m.agent_id for m in child.messages if m.agent_id), "")
             if not agent_id:

@@ -112,6 +112,13 @@ def cwd_of(path: str) -> str:
     return next((head.cwd for head in _heads(path) if head.cwd), "")
 
 
+def subagent_transcripts(transcript_path: str) -> list[str]:
+    """The subagents' own transcripts of a session (docs/providers/claude-code.md §4.1):
+    read each with ``read_chat``; its messages carry the subagent's ``agent_id``."""
+    stem = os.path.splitext(transcript_path)[0]
+    return sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
+
+
 class SubagentMeta(msgspec.Struct, rename="camel", gc=False):
     """``agent-<id>.meta.json`` beside a subagent's transcript (docs/providers/claude-code.md
     §4.1): the call that spawned it."""

@@ -3,11 +3,12 @@
 from replay import claude_transcripts
 
 from agentspool.adapters.claude_code import ClaudeCode
+from agentspool.adapters.claude_code._sessions import subagent_transcripts
 
 
 def test_a_subagent_file_reads_as_that_agents_conversation() -> None:
     main = claude_transcripts("tui-subagent-permission")[0]
-    agents = ClaudeCode.subagent_transcripts(main)
+    agents = subagent_transcripts(main)
     assert len(agents) == 1
     agent_id = agents[0].rsplit("agent-", 1)[1].removesuffix(".jsonl")
     chat = ClaudeCode().read_chat("r", "", agents[0])
@@ -20,7 +21,7 @@ def test_a_subagent_file_reads_as_that_agents_conversation() -> None:
 
 def test_the_main_transcript_links_the_agent_call_to_the_subagent() -> None:
     main = claude_transcripts("tui-subagent-permission")[0]
-    agent_id = ClaudeCode.subagent_transcripts(main)[0].rsplit("agent-", 1)[1][:-6]
+    agent_id = subagent_transcripts(main)[0].rsplit("agent-", 1)[1][:-6]
     messages = ClaudeCode().read_chat("r", "", main).messages
     call = next(m for m in messages if m.kind == "tool_call" and m.presentation == "agent")
     result = next(
