@@ -35,6 +35,7 @@ from typing import ClassVar
 
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
 from agentspool.adapters.gemini_cli._chat import ChatParser, session_id_of
 from agentspool.core.compose import compose_chat
@@ -47,6 +48,7 @@ from agentspool.core.seam import (
     Drift,
     InstallReport,
     InstallScope,
+    Message,
     ProcessState,
     Session,
     SourceDrift,
@@ -184,6 +186,43 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
         chat = self.read_chat(session.session_id, "", session.transcript_path)
         chat.cwd = chat.cwd or session.cwd
         return chat
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session``, then each subagent's own chat file —
+        ``chats/<spawner's session id>/<subagent's session id>.jsonl`` — and theirs in
+        turn, each opened by a link record naming the ``invoke_agent`` call that ran it
+        (the call names its subagent once it completed: until then the link has none;
+        docs/providers/gemini-cli.md §4.1)."""
+        chat = self.read_session(session)
+        root = session.session_id or chat.transcript_id
+        if not root:
+            return chat
+        chats = os.path.dirname(session.transcript_path)
+        subagents: list[tuple[Message | None, Chat]] = []
+        seen = {root}
+        spawners = [(root, session.transcript_path, chat)]
+        while spawners:
+            spawner_id, spawner_path, spawner = spawners.pop(0)
+            spawned = self._read_view(spawner_id, "", spawner_path).parser.spawned
+            calls = {m.tool_use_id: m for m in spawner.messages if m.kind == "tool_call"}
+            children = []
+            folder = os.path.join(glob.escape(chats), glob.escape(spawner_id))
+            for path in glob.glob(os.path.join(folder, "*.jsonl")):
+                child_id = session_id_of(path)
+                if child_id and child_id not in seen:
+                    seen.add(child_id)
+                    child = self.read_chat(child_id, "", path)
+                    first = child.messages[0].timestamp if child.messages else ""
+                    children.append((first, child_id, path, child))
+            for first, child_id, path, child in sorted(children, key=lambda c: c[:2]):
+                call_id = spawned.get(child_id, "")
+                call = calls.get(call_id)
+                args = (call.tool_input if call is not None else None) or {}
+                name = str(args.get("agent_name", ""))
+                link = link_record(child_id, call_id, text=name, timestamp=first)
+                subagents.append((link, child))
+                spawners.append((child_id, path, child))
+        return with_subagents(chat, subagents)
 
     def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
         if (

@@ -27,6 +27,11 @@ the CLI re-records its whole history under new ids (the model's turns as raw
 ``functionCall``/``functionResponse`` parts) and closes the re-sync with a checkpoint:
 those records are conversation again, never new prompts.
 
+A subagent's own chat file (metadata ``kind: "subagent"``, under
+``chats/<parent session id>/``) is parsed the same way, every message carrying the
+subagent's session id as ``agent_id``; the parent's completed ``invoke_agent`` call names
+that id (``agentId``), kept in ``spawned``.
+
 Events. Always, for every read (nothing else shows them: Esc or "No" on a confirmation
 fires no hook): a ``cancelled`` tool call ends the wait on it (``input_resolved``), and
 the ``Request cancelled.`` record ends the turn (``interrupted``). With ``lifecycle``
@@ -105,6 +110,7 @@ class _ToolCall(msgspec.Struct, gc=False):
     result: Any = None
     status: str = ""
     timestamp: str = ""
+    agentId: str = ""  # noqa: N815 - an invoke_agent call's subagent (its session id)
 
 
 class _Record(msgspec.Struct, gc=False):
@@ -128,6 +134,7 @@ class _Set(msgspec.Struct, gc=False):
 class _Line(_Record, gc=False):
     sessionId: str = ""  # noqa: N815 - the metadata line
     startTime: str = ""  # noqa: N815
+    kind: str = ""
     set: _Set | None = msgspec.field(default=None, name="$set")
     rewind_to: str | None = msgspec.field(default=None, name="$rewindTo")
 
@@ -192,6 +199,10 @@ class ChatParser:
         self.events: list[ev.Event] = []
         self.usage = Usage()
         self.session_id = ""
+        self.agent_id = ""
+        """The session id, when the file is a subagent's (``kind: "subagent"``)."""
+        self.spawned: dict[str, str] = {}
+        """Subagent session id → the ``invoke_agent`` call that ran it."""
         self.cli_version = ""  # the chat file names none
         self.corrupt = 0
         self.drift = DriftCounter(CHAT_FIELDS)
@@ -257,6 +268,8 @@ class ChatParser:
         if self.session_id:
             return
         self.session_id = line.sessionId
+        if line.kind == "subagent":
+            self.agent_id = line.sessionId
         self.events.append(
             ev.SessionStarted(
                 at=epoch_seconds(line.startTime),
@@ -340,6 +353,8 @@ class ChatParser:
         self._made.add(message.id)
         message.seq = len(self.messages) + 1
         message.timestamp = message.timestamp or record.timestamp
+        if self.agent_id:
+            message.agent_id = self.agent_id
         if hidden:
             message.visibility = "hidden"
         elif record.id not in self._current and record.id in self._derived:
@@ -457,6 +472,8 @@ class ChatParser:
             return
         args = entry.args if isinstance(entry.args, dict) else {}
         failed = entry.status in ("error", "cancelled")
+        if entry.agentId:
+            self.spawned.setdefault(entry.agentId, entry.id)
         self._add(
             record,
             Message(

@@ -48,6 +48,7 @@ CHAT_FIELDS: dict[str, frozenset[str]] = {
             "description",
             "displayName",
             "renderOutputAsMarkdown",
+            "agentId",
         }
     ),
 }

@@ -488,3 +488,54 @@ def test_tui_clear_then_exit(make_run: Callable[..., Run]) -> None:
     assert os.path.exists(second_path)
     [listed] = agentspool.list_runs(run.runtime_dir, include_ended=True, sessions=False)
     assert (listed.provider, listed.run_id, listed.state) == (PROVIDER, run.run_id, "ended")
+
+
+def test_tui_subagent(make_run: Callable[..., Run], tmp_path: Path) -> None:
+    """``invoke_agent``: the subagent writes a chat file of its own under
+    ``chats/<session id>/``. The run works while its subagent does; ``show`` nests the
+    subagent's records under the call that ran it (named once the call completed);
+    ``usage`` counts the subagent's tokens with the session's, as the files record them."""
+    finish = gs.function_call(
+        "complete_task", {"result": {"response": "SUBDONE from the subagent"}}
+    )
+    run = make_run(
+        [
+            gs.function_call("invoke_agent", {"agent_name": "generalist", "prompt": "Say SUBDONE"}),
+            finish,
+            gs.text("Parent finished after the subagent."),
+        ]
+    )
+    gate = run.gate(finish)
+    run.start_tui()
+    before_any_prompt(run)
+
+    run.submit("delegate to a subagent")
+    run.srv.wait_for(lambda s: len(s.main_requests()) >= 2 and bool(s.streaming), 60.0)
+    chat = run.checkpoint("subagent streaming", is_working)
+    session = chat.transcript_id
+    view = agentspool.show_session(chat.transcript_path)
+    (group,) = view.detail.subagents
+    assert group.spawned_by == "", "the call is recorded once it completed"
+    child = group.agent_id
+
+    gate.set()
+    run.wait_hook("AfterAgent")
+    run.wait_screen("Parent finished after the subagent.")
+    run.wait_idle_screen()
+    chat = run.checkpoint("idle after the subagent's turn", is_idle_after_turn)
+    assert visible(chat, "assistant") == ["Parent finished after the subagent."]
+    assert not [m for m in chat.messages if m.agent_id], "the run's own records only"
+    (call,) = [m for m in chat.messages if m.kind == "tool_call"]
+    assert call.tool_name == "invoke_agent"
+
+    view = agentspool.show_session(chat.transcript_path)
+    (group,) = view.detail.subagents
+    assert (group.agent_id, group.spawned_by) == (child, call.tool_use_id)
+    assert [m.tool_name for m in group.messages if m.kind == "tool_call"] == ["complete_task"]
+
+    # Three answers (the session's two, the subagent's one), each 120 prompt tokens of
+    # which 64 cached, 12 output and 3 of thoughts: the scripted server's usage.
+    report = agentspool.usage(by="session", providers=[PROVIDER], store=str(tmp_path / "h.db"))
+    (row,) = report.rows
+    assert row.key == session
+    assert (row.input_tokens, row.cache_read_tokens, row.output_tokens) == (3 * 56, 3 * 64, 45)

@@ -48,7 +48,7 @@ def test_unknown_types_fields_and_unreadable_lines_are_counted_never_fatal() -> 
 
 def test_the_pinned_clis_files_hold_nothing_unknown() -> None:
     for chats in CAPTURES.glob("*/chats"):
-        for path in chats.iterdir():
+        for path in chats.rglob("*.jsonl"):  # subagents' own files too
             parser = _parse(path.read_bytes().splitlines())
             drift = parser.drift.snapshot(parser.corrupt)
             assert not drift, f"{path}: {drift.describe()}"

@@ -100,6 +100,11 @@ class GeminiHome:
         found = self.gemini_dir.glob("tmp/*/chats/session-*.jsonl")
         return sorted(found, key=lambda p: (p.stat().st_mtime_ns if p.exists() else 0, p.name))
 
+    def subagent_files(self) -> list[Path]:
+        """Every subagent's own chat file (``tmp/<project>/chats/<parent session id>/
+        <session id>.jsonl``)."""
+        return sorted(self.gemini_dir.glob("tmp/*/chats/*/*.jsonl"))
+
     def write_settings(self, settings: Mapping[str, Any]) -> None:
         self.settings_path.write_text(json.dumps(settings, indent=2) + "\n")
 

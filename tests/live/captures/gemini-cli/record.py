@@ -21,6 +21,7 @@ import json
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -89,26 +90,33 @@ class Capture:
         self.note(f"screen `{checkpoint}`")
         return screen
 
+    def _chat_files(self) -> dict[str, Path]:
+        """The session files, and each subagent's under ``<parent session id>/``."""
+        found = {path.name: path for path in self.home.chat_files()}
+        for path in self.home.subagent_files():
+            found[f"{path.parent.name}/{path.name}"] = path
+        return found
+
     def keep_chats(self, checkpoint: str = "") -> None:
         """Remember the session files as they are now; at a named checkpoint also copy them."""
-        for path in self.home.chat_files():
+        for name, path in self._chat_files().items():
             with contextlib.suppress(FileNotFoundError):
-                self.seen[path.name] = path.read_bytes()
+                self.seen[name] = path.read_bytes()
         if checkpoint:
             target = self.out / f"chats-at-{checkpoint}"
-            target.mkdir()
-            for path in self.home.chat_files():
+            for name, path in self._chat_files().items():
+                (target / name).parent.mkdir(parents=True, exist_ok=True)
                 with contextlib.suppress(FileNotFoundError):
-                    shutil.copy(path, target / path.name)
-            names = sorted(p.name for p in target.iterdir())
+                    shutil.copy(path, target / name)
+            names = sorted(str(p.relative_to(target)) for p in target.rglob("*.jsonl"))
             self.note(f"session files copied at `{checkpoint}`: {names}")
         chats = self.out / "chats"
-        chats.mkdir(exist_ok=True)
         for name, data in self.seen.items():
+            (chats / name).parent.mkdir(parents=True, exist_ok=True)
             (chats / name).write_bytes(data)
 
     def write_notes(self) -> None:
-        present = sorted(p.name for p in self.home.chat_files()) if self.home.root.exists() else []
+        present = sorted(self._chat_files()) if self.home.root.exists() else []
         kept = sorted(self.seen)
         gone = [n for n in kept if n not in present]
         events = [r["event"] for r in gemini.read_hook_log(self.home.hook_log_dir)]
@@ -188,6 +196,33 @@ def tui_approve() -> None:
         c.shot("idle")
         c.quit()
         c.shot("quit")
+
+
+def tui_subagent() -> None:
+    """``invoke_agent`` (the ``generalist`` subagent): its own chat file under
+    ``chats/<session id>/``; its reply (``complete_task``) held while the files are kept."""
+    finish = gs.function_call(
+        "complete_task", {"result": {"response": "SUBDONE from the subagent"}}
+    )
+    finish.gate = threading.Event()
+    replies = [
+        gs.function_call("invoke_agent", {"agent_name": "generalist", "prompt": "Say SUBDONE"}),
+        finish,
+        gs.text("Parent finished after the subagent."),
+    ]
+    with Capture("tui-subagent", replies) as c:
+        c.start()
+        c.submit("delegate to a subagent")
+        c.srv.wait_for(lambda s: len(s.main_requests()) >= 2 and bool(s.streaming), 60.0)
+        time.sleep(1.0)
+        c.shot("subagent-running")
+        c.keep_chats("subagent-running")
+        finish.gate.set()
+        c.wait_hook("AfterAgent")
+        c.wait_screen("Parent finished after the subagent.")
+        c.wait_idle()
+        c.shot("idle")
+        c.quit()
 
 
 def tui_deny() -> None:
@@ -454,6 +489,7 @@ SCENARIOS = {
     "tui-compress": tui_compress,
     "tui-api-error": tui_api_error,
     "tui-long-command": tui_long_command,
+    "tui-subagent": tui_subagent,
 }
 
 

@@ -1,0 +1,115 @@
+"""A subagent (``invoke_agent``) from the real Gemini CLI 0.61.0 (capture
+``tui-subagent``): its own chat file under ``chats/<session id>/``, read with its session
+(``read_session_with_subagents``), shown under the call that ran it, stored and counted
+with its session by the history (docs/providers/gemini-cli.md §4.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import agentspool
+from agentspool.adapters.gemini_cli import GeminiCli
+from agentspool.adapters.gemini_cli._chat import ChatParser
+from agentspool.core.detail import assemble_session_detail
+
+CAPTURE = Path(__file__).resolve().parents[2] / "live" / "captures" / "gemini-cli" / "tui-subagent"
+
+
+def _files(chats: Path) -> tuple[Path, Path]:
+    """(the session's chat file, its subagent's)."""
+    [main] = chats.glob("session-*.jsonl")
+    [child] = chats.glob("*/*.jsonl")
+    return main, child
+
+
+def _place(chats: Path) -> Path:
+    """The capture's chat files where Gemini CLI keeps them; the session's file."""
+    target = Path(os.environ["GEMINI_CLI_HOME"]) / ".gemini" / "tmp" / "work" / "chats"
+    shutil.copytree(chats, target)
+    return _files(target)[0]
+
+
+def _tokens(*paths: Path) -> tuple[int, int, int]:
+    """(input, cached, output + thoughts) the files record, each record id once."""
+    seen: dict[str, dict[str, int]] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("type") == "gemini" and record.get("tokens"):
+                seen[record["id"]] = record["tokens"]
+    tokens = list(seen.values())
+    return (
+        sum(t["input"] for t in tokens),
+        sum(t["cached"] for t in tokens),
+        sum(t["output"] + t["thoughts"] for t in tokens),
+    )
+
+
+def _parse(path: Path) -> ChatParser:
+    parser = ChatParser()
+    parser.feed(memoryview(path.read_bytes()))
+    return parser
+
+
+def test_the_subagents_file_is_its_own_conversation_and_the_call_names_it() -> None:
+    main, child = _files(CAPTURE / "chats")
+    sub = _parse(child)
+    assert sub.agent_id == sub.session_id == child.stem
+    assert {m.agent_id for m in sub.messages} == {child.stem}
+    spawner = _parse(main)
+    assert spawner.agent_id == "" and not [m for m in spawner.messages if m.agent_id]
+    (call,) = [m for m in spawner.messages if m.kind == "tool_call"]
+    assert call.tool_name == "invoke_agent"
+    assert spawner.spawned == {child.stem: call.tool_use_id}
+
+
+def test_a_subagent_is_read_with_its_session_under_the_call_that_ran_it() -> None:
+    main, child = _files(CAPTURE / "chats")
+    adapter = GeminiCli()
+    session = adapter.session_at(str(main))
+    assert session is not None
+    own = adapter.read_session(session)
+    whole = adapter.read_session_with_subagents(session)
+    assert whole.messages[: len(own.messages)] == own.messages
+    assert [m.seq for m in whole.messages] == list(range(1, len(whole.messages) + 1))
+    detail = assemble_session_detail(whole.messages)
+    (group,) = detail.subagents
+    (call,) = [t for t in detail.tools if t.call.tool_name == "invoke_agent"]
+    assert (group.agent_id, group.spawned_by) == (child.stem, call.tool_use_id)
+    assert [m.text for m in group.messages if m.kind == "text"] == ["Say SUBDONE"]
+    assert [m.tool_name for m in group.messages if m.kind == "tool_call"] == ["complete_task"]
+    inputs, cached, output = _tokens(main, child)
+    assert (whole.usage.input_tokens, whole.usage.cached_input_tokens) == (inputs, cached)
+    assert whole.usage.output_tokens == output
+    assert whole.usage.input_tokens > own.usage.input_tokens
+
+
+def test_while_the_subagent_runs_its_group_is_shown_without_a_call_yet() -> None:
+    """The session's file names the subagent only once the call completed: until then
+    the subagent's records stand in a group of their own, spawned by no call."""
+    main, child = _files(CAPTURE / "chats-at-subagent-running")
+    adapter = GeminiCli()
+    session = adapter.session_at(str(main))
+    assert session is not None
+    detail = assemble_session_detail(adapter.read_session_with_subagents(session).messages)
+    (group,) = detail.subagents
+    assert (group.agent_id, group.spawned_by) == (child.stem, "")
+    assert [m.text for m in group.messages if m.kind == "text"] == ["Say SUBDONE"]
+
+
+def test_the_history_stores_and_counts_a_subagent_with_its_session() -> None:
+    main = _place(CAPTURE / "chats")
+    _, child = _files(main.parent)
+    report = agentspool.usage(by="session", providers=["gemini-cli"], timezone="UTC")
+    (row,) = report.rows
+    assert row.path == str(main)
+    inputs, cached, output = _tokens(main, child)
+    # agentspool's input leaves the cache out (Gemini CLI's includes it).
+    assert (row.input_tokens, row.cache_read_tokens) == (inputs - cached, cached)
+    assert row.output_tokens == output
+    with agentspool.open_history() as store:
+        (stored,) = store.sessions()
+        assert {m.agent_id for m in store.records(stored.id)} == {"", child.stem}
