@@ -1,6 +1,7 @@
 """A scripted OpenAI chat-completions server on 127.0.0.1, for driving the real ``opencode``.
 
-Stdlib only. OpenCode reaches it through a custom provider built on
+Stdlib only (the plumbing it shares with the other scripted servers is in
+``scripted.py``). OpenCode reaches it through a custom provider built on
 ``@ai-sdk/openai-compatible`` (``harness/opencode.py`` writes that config)::
 
     from harness import chat_server as cs
@@ -22,14 +23,14 @@ mid-stream (Esc in the TUI) is recorded in ``aborted``.
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .scripted import ChunkedHandler, ScriptedRequest, ScriptedServer, split
 
 TITLE_MARKERS = ("title generator", "Generate a title", "generate a short title")
 MODEL = "mock-model"
@@ -94,19 +95,7 @@ def http_error(status: int = 500, message: str = "scripted server error") -> Rep
     return Reply(http_status=status, error_message=message, label=f"http_{status}")
 
 
-@dataclass
-class Request:
-    seq: int
-    time: float
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    kind: str = ""
-    reply_label: str = ""
-    completed: bool = False
-    """The whole reply was written (False: the client hung up, or it is still streaming)."""
-
+class Request(ScriptedRequest):
     def messages(self) -> list[dict[str, Any]]:
         found = self.body.get("messages") if isinstance(self.body, dict) else None
         return [m for m in found or [] if isinstance(m, dict)]
@@ -135,9 +124,6 @@ class Request:
             if m.get("role") == "tool"
         }
 
-    def summary(self) -> str:
-        return f"{self.seq}:{self.method} {self.path} {self.kind} -> {self.reply_label}"
-
 
 def classify(body: Any) -> str:
     """``title`` for OpenCode's title request (its system prompt asks for a title),
@@ -153,158 +139,13 @@ def classify(body: Any) -> str:
     return "main"
 
 
-class ChatServer:
-    def __init__(
-        self,
-        replies: Iterable[Reply] = (),
-        *,
-        exhausted_reply: Reply | None = None,
-        title: str = "Scripted test session",
-    ) -> None:
-        self._lock = threading.Condition()
-        self._main: list[Reply] = list(replies)
-        self.exhausted_reply = exhausted_reply or text(
-            "(scripted server: no more replies)", label="exhausted"
-        )
-        self.title = title
-        self.requests: list[Request] = []
-        self.exhausted = 0
-        self.streaming: dict[int, str] = {}
-        self.aborted: list[Request] = []
-        self._ids = itertools.count(1)
-        self._httpd: ThreadingHTTPServer | None = None
-
-    def add(self, *replies: Reply) -> None:
-        with self._lock:
-            self._main.extend(replies)
-
-    @property
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._main)
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None
-        return self._httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> ChatServer:
-        handler = type("Handler", (_Handler,), {"owner": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, name="chat-server", daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> ChatServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def main_requests(self) -> list[Request]:
-        with self._lock:
-            return [r for r in self.requests if r.kind == "main"]
-
-    def wait_for(self, predicate: Callable[[ChatServer], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while not predicate(self):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"scripted server: condition not met after {timeout}s; "
-                        f"requests: {self.summary()}"
-                    )
-                self._lock.wait(min(left, 0.2))
-
-    def wait_for_requests(self, n: int, timeout: float = 60.0) -> list[Request]:
-        """Wait until at least ``n`` main requests have arrived."""
-        self.wait_for(lambda s: sum(r.kind == "main" for r in s.requests) >= n, timeout)
-        return self.main_requests()
-
-    def wait_streaming(self, timeout: float = 60.0) -> None:
-        """Wait until some main reply is being streamed right now (first piece sent)."""
-        self.wait_for(lambda s: bool(s.streaming), timeout)
-
-    def summary(self) -> list[str]:
-        return [r.summary() for r in self.requests]
-
-    def _record(self, req: Request) -> None:
-        with self._lock:
-            self.requests.append(req)
-            self._lock.notify_all()
-
-    def _next_reply(self, kind: str) -> Reply:
-        with self._lock:
-            if kind == "title":
-                return text(self.title, label="title")
-            if self._main:
-                return self._main.pop(0)
-            self.exhausted += 1
-            return self.exhausted_reply
-
-    def _set_streaming(self, seq: int, label: str | None) -> None:
-        with self._lock:
-            if label is None:
-                self.streaming.pop(seq, None)
-            else:
-                self.streaming[seq] = label
-            self._lock.notify_all()
-
-    def _aborted(self, req: Request) -> None:
-        with self._lock:
-            self.aborted.append(req)
-            self._lock.notify_all()
-
-
-class _ClientGoneError(Exception):
-    pass
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ChunkedHandler):
     owner: ChatServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _body(self) -> Any:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
-        try:
-            return json.loads(raw) if raw else None
-        except ValueError:
-            return {"_raw": raw.decode("utf-8", "replace")}
-
-    def _send_json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _chunk(self, data: bytes) -> None:
-        try:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-        except OSError as exc:
-            raise _ClientGoneError from exc
 
     def _data(self, obj: Any) -> None:
         self._chunk(b"data: " + json.dumps(obj).encode() + b"\n\n")
 
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
         req = Request(
             next(self.owner._ids), time.time(), "GET", self.path, dict(self.headers), None
         )
@@ -316,9 +157,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
         req.completed = True
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - the name http.server dispatches to
         owner = self.owner
-        body = self._body()
+        body = self._read_body()
         seq = next(owner._ids)
         req = Request(seq, time.time(), "POST", self.path, dict(self.headers), body)
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -330,21 +171,13 @@ class _Handler(BaseHTTPRequestHandler):
         reply = owner._next_reply(req.kind)
         req.reply_label = reply.label
         owner._record(req)
-        try:
-            self._serve(seq, req, reply, bool(isinstance(body, dict) and body.get("stream")))
-            req.completed = True
-        except _ClientGoneError:
-            self.close_connection = True
-            owner._aborted(req)
-        finally:
-            owner._set_streaming(seq, None)
+        stream = bool(isinstance(body, dict) and body.get("stream"))
+        self._send_reply(req, lambda: self._serve(seq, req, reply, stream))
 
     def _serve(self, seq: int, req: Request, reply: Reply, stream: bool) -> None:
         if reply.http_status != 200:
-            self.close_connection = True
-            self._send_json(
-                reply.http_status,
-                {"error": {"message": reply.error_message, "type": "server_error"}},
+            self._send_scripted_error(
+                reply.http_status, {"message": reply.error_message, "type": "server_error"}
             )
             return
         usage = {
@@ -377,11 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_event_stream()
         chunk = {**base, "object": "chat.completion.chunk"}
 
         def delta(d: dict[str, Any], finish_reason: str | None = None) -> None:
@@ -401,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
                     reply.gate.wait(reply.gate_timeout)
 
         delta({"role": "assistant", "content": ""})
-        for piece in _split(reply.text, reply.chunks) if reply.text else []:
+        for piece in split(reply.text, reply.chunks) if reply.text else []:
             delta({"content": piece})
             started()
             if reply.chunk_delay:
@@ -433,14 +262,33 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"")
 
 
-def _split(s: str, n: int) -> list[str]:
-    if n <= 1 or len(s) <= 1:
-        return [s]
-    n = min(n, len(s))
-    size, rem = divmod(len(s), n)
-    out, i = [], 0
-    for k in range(n):
-        j = i + size + (1 if k < rem else 0)
-        out.append(s[i:j])
-        i = j
-    return out
+class ChatServer(ScriptedServer[Request, Reply]):
+    handler = _Handler
+    thread_name = "chat-server"
+    base_path = "/v1"
+    wait_timeout = 60.0
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        exhausted_reply: Reply | None = None,
+        title: str = "Scripted test session",
+    ) -> None:
+        super().__init__(
+            replies,
+            exhausted_reply=exhausted_reply
+            or text("(scripted server: no more replies)", label="exhausted"),
+        )
+        self.title = title
+        self.aborted: list[Request] = []
+
+    def _next_reply(self, kind: str) -> Reply:
+        if kind == "title":
+            return text(self.title, label="title")
+        return self._next_main_reply()
+
+    def _client_gone(self, req: Request) -> None:
+        with self._lock:
+            self.aborted.append(req)
+            self._lock.notify_all()

@@ -1,6 +1,7 @@
 """A scripted Gemini API server on 127.0.0.1, for driving the real ``gemini`` CLI.
 
-Stdlib only. Usage::
+Stdlib only (the plumbing it shares with the other scripted servers is in
+``scripted.py``). Usage::
 
     from harness import gemini_server as gs
 
@@ -27,14 +28,14 @@ is recorded (:class:`Request`) in ``server.requests``.
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .scripted import ChunkedHandler, ScriptedRequest, ScriptedServer, split
 
 # What every scripted answer reports, as the research mock did (the CLI records it).
 USAGE = {
@@ -111,19 +112,7 @@ def http_error(status: int = 500, message: str = "scripted server error") -> Rep
     return Reply(http_status=status, error_message=message, label=f"http_{status}")
 
 
-@dataclass
-class Request:
-    seq: int
-    time: float
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    kind: str = ""
-    reply_label: str = ""
-    completed: bool = False
-    """The whole reply was written (False: the client went away, e.g. Esc)."""
-
+class Request(ScriptedRequest):
     @property
     def model(self) -> str:
         name = self.path.split("/models/", 1)[-1]
@@ -150,15 +139,12 @@ class Request:
             if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)
         ]
 
+    def summary(self) -> str:
+        return f"{self.seq}:{self.kind} {self.model} -> {self.reply_label}"
+
     def to_json(self) -> dict[str, Any]:
         return {
-            "seq": self.seq,
-            "time": self.time,
-            "method": self.method,
-            "path": self.path,
-            "kind": self.kind,
-            "reply": self.reply_label,
-            "completed": self.completed,
+            **super().to_json(),
             "last_user_text": self.last_user_text()[-200:],
             "function_responses": self.function_responses(),
         }
@@ -193,166 +179,22 @@ def fill(schema: Any, answers: dict[str, Any], name: str = "") -> Any:
     return "scripted"
 
 
-class GeminiServer:
-    def __init__(
-        self,
-        replies: Iterable[Reply] = (),
-        *,
-        exhausted_reply: Reply | None = None,
-        side_answers: dict[str, Any] | None = None,
-        side_text: str = "Summary: the user ran scripted tests.",
-    ) -> None:
-        self._lock = threading.Condition()
-        self._main: list[Reply] = list(replies)
-        self.exhausted_reply = exhausted_reply or text(
-            "(scripted server: no more replies)", label="exhausted"
-        )
-        self.side_answers = {**SIDE_ANSWERS, **(side_answers or {})}
-        self.side_text = side_text
-        self.requests: list[Request] = []
-        self.exhausted = 0
-        self.streaming: dict[int, str] = {}
-        """Request seq → label, while that reply streams (first delta sent, not done)."""
-        self._ids = itertools.count(1)
-        self._httpd: ThreadingHTTPServer | None = None
-
-    # -- scenario control
-    def add(self, *replies: Reply) -> None:
-        with self._lock:
-            self._main.extend(replies)
-
-    @property
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._main)
-
-    # -- lifecycle
-    @property
-    def base_url(self) -> str:
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def start(self) -> GeminiServer:
-        handler = type("Handler", (_Handler,), {"owner": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(
-            target=self._httpd.serve_forever, name="gemini-server", daemon=True
-        ).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> GeminiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- observation
-    def main_requests(self) -> list[Request]:
-        with self._lock:
-            return [r for r in self.requests if r.kind == "main"]
-
-    def wait_for(self, predicate: Callable[[GeminiServer], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while not predicate(self):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"scripted server: condition not met after {timeout}s; "
-                        f"requests: {self.summary()}"
-                    )
-                self._lock.wait(min(left, 0.2))
-
-    def wait_for_requests(self, n: int, timeout: float = 30.0) -> list[Request]:
-        """Wait until ``n`` main requests have arrived."""
-        self.wait_for(lambda s: sum(r.kind == "main" for r in s.requests) >= n, timeout)
-        return self.main_requests()
-
-    def wait_streaming(self, timeout: float = 30.0) -> None:
-        """Wait until some reply is streaming right now (its first delta sent)."""
-        self.wait_for(lambda s: bool(s.streaming), timeout)
-
-    def summary(self) -> list[str]:
-        return [f"{r.seq}:{r.kind} {r.model} -> {r.reply_label}" for r in self.requests]
-
-    def dump(self, path: str) -> None:
-        with self._lock, open(path, "w") as fh:
-            for r in self.requests:
-                fh.write(json.dumps(r.to_json()) + "\n")
-
-    # -- used by the handler
-    def _record(self, req: Request) -> None:
-        with self._lock:
-            self.requests.append(req)
-            self._lock.notify_all()
-
-    def _next_reply(self) -> Reply:
-        with self._lock:
-            if self._main:
-                return self._main.pop(0)
-            self.exhausted += 1
-            return self.exhausted_reply
-
-    def _set_streaming(self, seq: int, label: str | None) -> None:
-        with self._lock:
-            if label is None:
-                self.streaming.pop(seq, None)
-            else:
-                self.streaming[seq] = label
-            self._lock.notify_all()
-
-
-class _ClientGoneError(Exception):
-    pass
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ChunkedHandler):
     owner: GeminiServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send_json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _chunk(self, data: bytes) -> None:
-        try:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-        except OSError as exc:  # BrokenPipe, ConnectionReset: the CLI hung up (Esc)
-            raise _ClientGoneError from exc
 
     def _event(self, payload: dict[str, Any]) -> None:
         self._chunk(b"data: " + json.dumps(payload).encode() + b"\r\n\r\n")
 
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
         req = Request(next(self.owner._ids), time.time(), "GET", self.path, {}, None, "other")
         self.owner._record(req)
         self._send_json(200, {})
         req.completed = True
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - the name http.server dispatches to
         owner = self.owner
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = {"_raw": raw.decode("utf-8", "replace")}
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        body = self._read_body()
+        headers = self._lower_headers()
         seq = next(owner._ids)
         req = Request(seq, time.time(), "POST", self.path, headers, body, classify(self.path))
         if req.kind == "side":
@@ -368,18 +210,12 @@ class _Handler(BaseHTTPRequestHandler):
                 404, {"error": {"code": 404, "message": "no route", "status": "NOT_FOUND"}}
             )
             return
-        reply = owner._next_reply()
+        reply = owner._next_main_reply()
         if reply.dynamic is not None:
             reply = reply.dynamic(req)
         req.reply_label = reply.label
         owner._record(req)
-        try:
-            self._stream(seq, reply)
-            req.completed = True
-        except _ClientGoneError:
-            self.close_connection = True
-        finally:
-            owner._set_streaming(seq, None)
+        self._send_reply(req, lambda: self._stream(seq, reply))
 
     def _side_answer(self, body: Any) -> dict[str, Any]:
         config = body.get("generationConfig") if isinstance(body, dict) else None
@@ -407,27 +243,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self, seq: int, reply: Reply) -> None:
         owner = self.owner
         if reply.http_status != 200:
-            self.close_connection = True
-            self._send_json(
+            self._send_scripted_error(
                 reply.http_status,
-                {
-                    "error": {
-                        "code": reply.http_status,
-                        "message": reply.error_message,
-                        "status": "INTERNAL",
-                    }
-                },
+                {"code": reply.http_status, "message": reply.error_message, "status": "INTERNAL"},
             )
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_event_stream()
         pieces: list[dict[str, Any]] = []
         for part in reply.parts:
             if isinstance(part.get("text"), str):
-                pieces += [{**part, "text": t} for t in _split(part["text"], reply.chunks)]
+                pieces += [{**part, "text": t} for t in split(part["text"], reply.chunks)]
             else:
                 pieces.append(part)
         response_id = f"resp-{seq}"
@@ -466,14 +291,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"")
 
 
-def _split(s: str, n: int) -> list[str]:
-    if n <= 1 or len(s) <= 1:
-        return [s]
-    n = min(n, len(s))
-    size, rem = divmod(len(s), n)
-    out, i = [], 0
-    for k in range(n):
-        j = i + size + (1 if k < rem else 0)
-        out.append(s[i:j])
-        i = j
-    return out
+class GeminiServer(ScriptedServer[Request, Reply]):
+    handler = _Handler
+    thread_name = "gemini-server"
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        exhausted_reply: Reply | None = None,
+        side_answers: dict[str, Any] | None = None,
+        side_text: str = "Summary: the user ran scripted tests.",
+    ) -> None:
+        super().__init__(
+            replies,
+            exhausted_reply=exhausted_reply
+            or text("(scripted server: no more replies)", label="exhausted"),
+        )
+        self.side_answers = {**SIDE_ANSWERS, **(side_answers or {})}
+        self.side_text = side_text

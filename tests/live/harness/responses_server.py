@@ -1,6 +1,7 @@
 """A scripted OpenAI Responses API server on 127.0.0.1, for driving the real ``codex``.
 
-Stdlib only. Usage::
+Stdlib only (the plumbing it shares with the other scripted servers is in
+``scripted.py``). Usage::
 
     from harness import responses_server as rs
 
@@ -33,14 +34,20 @@ it got) in ``server.requests``.
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .scripted import (
+    ChunkedHandler,
+    ScriptedRequest,
+    ScriptedServer,
+    parse_json_body,
+    split,
+)
 
 TITLE_MARKER = "Generate a concise, single-line task title"
 COMPACT_MARKER = "CONTEXT CHECKPOINT COMPACTION"
@@ -235,18 +242,7 @@ def failed(message: str = "scripted response.failed") -> Reply:
 # --------------------------------------------------------------------------- records
 
 
-@dataclass
-class Request:
-    seq: int
-    time: float
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    kind: str = ""
-    reply_label: str = ""
-    completed: bool = False  # the whole reply was written (False: client went away)
-
+class Request(ScriptedRequest):
     @property
     def turn_metadata(self) -> dict[str, Any]:
         raw = self.headers.get("x-codex-turn-metadata")
@@ -273,17 +269,7 @@ class Request:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "time": self.time,
-            "method": self.method,
-            "path": self.path,
-            "kind": self.kind,
-            "reply": self.reply_label,
-            "completed": self.completed,
-            "headers": self.headers,
-            "body": self.body,
-        }
+        return {**super().to_json(), "headers": self.headers, "body": self.body}
 
 
 def _input_messages(body: Any) -> list[tuple[str, str]]:
@@ -340,184 +326,13 @@ def classify(headers: dict[str, str], body: Any) -> str:
 # --------------------------------------------------------------------------- server
 
 
-class ResponsesServer:
-    def __init__(
-        self,
-        replies: Iterable[Reply] = (),
-        *,
-        subagent_replies: Iterable[Reply] = (),
-        exhausted_reply: Reply | None = None,
-        title: str = "Scripted test session",
-        classifier: Callable[[dict[str, str], Any], str] = classify,
-    ) -> None:
-        self._lock = threading.Condition()
-        self._main: list[Reply] = list(replies)
-        self._sub: list[Reply] = list(subagent_replies)
-        self.exhausted_reply = exhausted_reply or text(
-            "(scripted server: no more replies)", label="exhausted"
-        )
-        self.title = title
-        self.classifier = classifier
-        self.requests: list[Request] = []
-        self.exhausted = 0
-        self.streaming: dict[int, str] = {}  # request seq -> label, while a reply streams
-        self._ids = itertools.count(1)
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- scenario control
-    def add(self, *replies: Reply) -> None:
-        """Append replies to the main queue (while running)."""
-        with self._lock:
-            self._main.extend(replies)
-            self._lock.notify_all()
-
-    def add_subagent(self, *replies: Reply) -> None:
-        with self._lock:
-            self._sub.extend(replies)
-
-    @property
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._main)
-
-    # -- lifecycle
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None
-        return self._httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> ResponsesServer:
-        handler = type("Handler", (_Handler,), {"owner": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="responses-server", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> ResponsesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- observation
-    def responses_requests(self, kind: str | None = None) -> list[Request]:
-        with self._lock:
-            return [
-                r
-                for r in self.requests
-                if r.path.endswith("/responses") and (kind is None or r.kind == kind)
-            ]
-
-    def wait_for(self, predicate: Callable[[ResponsesServer], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while not predicate(self):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"scripted server: condition not met after {timeout}s; "
-                        f"requests: {self.summary()}"
-                    )
-                self._lock.wait(min(left, 0.2))
-
-    def wait_for_requests(
-        self, n: int, *, kind: str | None = "main", timeout: float = 30.0
-    ) -> list[Request]:
-        """Wait until at least ``n`` POST /responses of ``kind`` have arrived."""
-        self.wait_for(lambda s: len(s._matching(kind)) >= n, timeout)
-        return self.responses_requests(kind)
-
-    def wait_streaming(self, timeout: float = 30.0) -> None:
-        """Wait until some reply is being streamed right now (first delta sent)."""
-        self.wait_for(lambda s: bool(s.streaming), timeout)
-
-    def _matching(self, kind: str | None) -> list[Request]:
-        return [
-            r
-            for r in self.requests
-            if r.path.endswith("/responses") and (kind is None or r.kind == kind)
-        ]
-
-    def summary(self) -> list[str]:
-        return [f"{r.seq}:{r.method} {r.path} {r.kind} -> {r.reply_label}" for r in self.requests]
-
-    def dump(self, path: str) -> None:
-        """Write every recorded request as JSONL."""
-        with self._lock, open(path, "w") as f:
-            for r in self.requests:
-                f.write(json.dumps(r.to_json()) + "\n")
-
-    # -- internals used by the handler
-    def _record(self, req: Request) -> None:
-        with self._lock:
-            self.requests.append(req)
-            self._lock.notify_all()
-
-    def _next_reply(self, kind: str) -> Reply:
-        with self._lock:
-            if kind == "main":
-                if self._main:
-                    return self._main.pop(0)
-                self.exhausted += 1
-                return self.exhausted_reply
-            if kind == "subagent":
-                if self._sub:
-                    return self._sub.pop(0)
-                return text("Sub-agent finished its task.", label="subagent-default")
-            if kind == "title":
-                return text(self.title, label="title-default")
-            if kind == "compact":
-                return text(
-                    "Summary of the conversation so far: the user ran scripted tests.",
-                    label="compact-default",
-                )
-            return text("ok", label=f"{kind}-default")
-
-    def _set_streaming(self, seq: int, label: str | None) -> None:
-        with self._lock:
-            if label is None:
-                self.streaming.pop(seq, None)
-            else:
-                self.streaming[seq] = label
-            self._lock.notify_all()
-
-    def _notify(self) -> None:
-        with self._lock:
-            self._lock.notify_all()
-
-
-class _ClientGoneError(Exception):
-    pass
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ChunkedHandler):
     owner: ResponsesServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     # ---- helpers
-    def _headers_dict(self) -> dict[str, str]:
-        return {k.lower(): v for k, v in self.headers.items()}
-
     def _read_body(self) -> Any:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        """As :meth:`ChunkedHandler._read_body`, after undoing a gzip or deflate encoding."""
+        raw = self._read_raw_body()
         enc = (self.headers.get("Content-Encoding") or "").lower()
         if enc == "gzip":
             import gzip
@@ -529,41 +344,21 @@ class _Handler(BaseHTTPRequestHandler):
             raw = zlib.decompress(raw)
         elif enc:
             return {"_undecoded_content_encoding": enc, "_size": len(raw)}
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return {"_raw": raw.decode("utf-8", "replace")}
-
-    def _send_json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _chunk(self, data: bytes) -> None:
-        try:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, OSError) as e:
-            raise _ClientGoneError() from e
+        return parse_json_body(raw)
 
     def _event(self, etype: str, payload: dict[str, Any]) -> None:
         payload = {"type": etype, **payload}
         self._chunk(f"event: {etype}\ndata: {json.dumps(payload)}\n\n".encode())
 
     # ---- verbs
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
         owner = self.owner
         req = Request(
             next(owner._ids),
             time.time(),
             "GET",
             self.path,
-            self._headers_dict(),
+            self._lower_headers(),
             None,
             kind="models",
         )
@@ -577,9 +372,9 @@ class _Handler(BaseHTTPRequestHandler):
         req.completed = True
         owner._notify()
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - the name http.server dispatches to
         owner = self.owner
-        headers = self._headers_dict()
+        headers = self._lower_headers()
         body = self._read_body()
         seq = next(owner._ids)
         req = Request(seq, time.time(), "POST", self.path, headers, body)
@@ -594,34 +389,17 @@ class _Handler(BaseHTTPRequestHandler):
             reply = reply.dynamic(req)
         req.reply_label = reply.label
         owner._record(req)
-        try:
-            self._serve_reply(seq, reply)
-            req.completed = True
-        except _ClientGoneError:
-            self.close_connection = True
-        finally:
-            owner._set_streaming(seq, None)
+        self._send_reply(req, lambda: self._serve_reply(seq, reply))
 
     def _serve_reply(self, seq: int, reply: Reply) -> None:
         owner = self.owner
         if reply.http_status != 200:
-            self.close_connection = True
-            self._send_json(
+            self._send_scripted_error(
                 reply.http_status,
-                {
-                    "error": {
-                        "message": reply.error_message,
-                        "type": "server_error",
-                        "code": "server_error",
-                    }
-                },
+                {"message": reply.error_message, "type": "server_error", "code": "server_error"},
             )
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_event_stream()
         resp_id = f"resp_{seq}"
         base = {
             "id": resp_id,
@@ -664,7 +442,7 @@ class _Handler(BaseHTTPRequestHandler):
                         },
                     },
                 )
-                for piece in _split(item.text, reply.chunks):
+                for piece in split(item.text, reply.chunks):
                     self._event(
                         "response.output_text.delta",
                         {
@@ -739,14 +517,71 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"")  # end of chunked body
 
 
-def _split(s: str, n: int) -> list[str]:
-    if n <= 1 or len(s) <= 1:
-        return [s]
-    n = min(n, len(s))
-    size, rem = divmod(len(s), n)
-    out, i = [], 0
-    for k in range(n):
-        j = i + size + (1 if k < rem else 0)
-        out.append(s[i:j])
-        i = j
-    return out
+class ResponsesServer(ScriptedServer[Request, Reply]):
+    handler = _Handler
+    thread_name = "responses-server"
+    base_path = "/v1"
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        subagent_replies: Iterable[Reply] = (),
+        exhausted_reply: Reply | None = None,
+        title: str = "Scripted test session",
+        classifier: Callable[[dict[str, str], Any], str] = classify,
+    ) -> None:
+        super().__init__(
+            replies,
+            exhausted_reply=exhausted_reply
+            or text("(scripted server: no more replies)", label="exhausted"),
+        )
+        self._sub: list[Reply] = list(subagent_replies)
+        self.title = title
+        self.classifier = classifier
+
+    # -- scenario control
+    def add_subagent(self, *replies: Reply) -> None:
+        with self._lock:
+            self._sub.extend(replies)
+
+    # -- observation
+    def responses_requests(self, kind: str | None = None) -> list[Request]:
+        with self._lock:
+            return self._matching(kind)
+
+    def wait_for_requests(
+        self, n: int, timeout: float | None = None, *, kind: str | None = "main"
+    ) -> list[Request]:
+        """Wait until at least ``n`` POST /responses of ``kind`` (None: any) have arrived."""
+        self.wait_for(lambda s: len(s._matching(kind)) >= n, self._or_default(timeout))
+        return self.responses_requests(kind)
+
+    def _matching(self, kind: str | None) -> list[Request]:
+        return [
+            r
+            for r in self.requests
+            if r.path.endswith("/responses") and (kind is None or r.kind == kind)
+        ]
+
+    # -- internals used by the handler
+    def _next_reply(self, kind: str) -> Reply:
+        if kind == "main":
+            return self._next_main_reply()
+        if kind == "subagent":
+            with self._lock:
+                if self._sub:
+                    return self._sub.pop(0)
+            return text("Sub-agent finished its task.", label="subagent-default")
+        if kind == "title":
+            return text(self.title, label="title-default")
+        if kind == "compact":
+            return text(
+                "Summary of the conversation so far: the user ran scripted tests.",
+                label="compact-default",
+            )
+        return text("ok", label=f"{kind}-default")
+
+    def _notify(self) -> None:
+        with self._lock:
+            self._lock.notify_all()
