@@ -50,7 +50,12 @@ def _command(tool_input: Any) -> str:
     return ""
 
 
-def _outside(agent_pid: int, seen_ns: int, pid: int) -> bool:
+def runs_lifecycle(tool_input: Any) -> bool:
+    """The shell call's input (``command``/``cmd``) runs ``agentspool … lifecycle``."""
+    return bool(_LIFECYCLE.search(_command(tool_input)))
+
+
+def outside_agent(agent_pid: int, seen_ns: int, pid: int) -> bool:
     """``pid`` provably does not run under the agent process: that process is in view
     (the one the spool saw, not a reused pid) and is not among ``pid``'s ancestors. A
     sandboxed command may not see it at all (Codex's sandbox runs commands in a pid
@@ -97,11 +102,11 @@ def lifecycle_caller(run_dir: str, pid: int) -> str | None:
             continue
         if record.event != "PreToolUse":
             open_calls.pop(call.tool_use_id, None)
-        elif _LIFECYCLE.search(_command(call.tool_input)):
+        elif runs_lifecycle(call.tool_input):
             open_calls.pop(call.tool_use_id, None)
             open_calls[call.tool_use_id] = call.agent_id
     if not open_calls:
         return None
-    if agent_pid and _outside(agent_pid, seen_ns, pid):
+    if agent_pid and outside_agent(agent_pid, seen_ns, pid):
         return None
     return next(reversed(open_calls.values()))

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from typing import ClassVar
 
 import msgspec
 
+from agentspool.adapters.common.declarer import runs_lifecycle
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.opencode import _install, _lifecycle, _server, _store
@@ -38,7 +40,7 @@ from agentspool.adapters.opencode._transcript import TranscriptParser
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
-from agentspool.core.proc import process_state
+from agentspool.core.proc import ancestors, process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -123,6 +125,29 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
 
     def untrust(self, config_home: str | None = None) -> bool:
         return False  # no trust gate: nothing was ever recorded
+
+    def lifecycle_caller(
+        self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
+    ) -> str | None:
+        """Who runs ``agentspool lifecycle`` in this run (ADR 0019). A subagent's
+        ``bash`` runs in the same OpenCode process, with its environment; the store
+        tells them apart: it holds the call ``running``, with its command, while the
+        command runs, in the session that made it (docs/providers/opencode.md §2.8).
+        The newest such open call: ``""`` in a top-level session of the run, the
+        subagent's session id in a subagent's; ``None`` when none is open or ``pid``
+        provably does not run under the run's OpenCode process (a person at another
+        terminal naming the run)."""
+        translator = self._spool(run_id, runtime_dir).translator
+        agents = translator.agents()
+        calls = _store.open_calls(translator.database, agents, "bash", "lifecycle")
+        declaring = [session for session, tool_input in calls if runs_lifecycle(tool_input)]
+        if not declaring:
+            return None
+        agent = translator.agent_pid
+        alive = agent and not translator.agent_gone()
+        if alive and all(p.pid != agent for p in ancestors(pid)):
+            return None
+        return agents[declaring[-1]]
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.install_plugin(scope, directory)

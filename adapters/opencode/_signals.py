@@ -134,6 +134,14 @@ class SpoolTranslator:
         found.update({s: s for s in self._parents if self.root(s) == session_id})
         return found
 
+    def agents(self) -> dict[str, str]:
+        """Every session the run's events named → its ``agent_id`` (``""``: a top-level
+        session; a subagent's session: its own id)."""
+        found = dict.fromkeys([*self.events, self.session_id], "")
+        found.update({s: s for s in self._parents})
+        found.pop("", None)
+        return found
+
     def translate(self, record: SpoolRecord) -> None:
         payload = decode(record)
         if payload is None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from typing import Any
 from urllib.parse import quote
@@ -305,3 +305,47 @@ def subagents(database: str, session_id: str) -> list[tuple[str, str, str]]:
         if part.tool == "task" and isinstance(child, str) and part.callID:
             spawned_by.setdefault(child, part.callID)
     return [(child, spawned_by.get(child, ""), title or "") for child, title in children]
+
+
+class _ToolState(msgspec.Struct, gc=False):
+    status: str = ""
+    input: Any = None
+
+
+class _ToolPart(msgspec.Struct, gc=False):
+    tool: str = ""
+    state: _ToolState | None = None
+
+
+_tool_part = msgspec.json.Decoder(_ToolPart).decode
+
+
+def open_calls(
+    database: str, sessions: Iterable[str], tool: str, needle: str
+) -> list[tuple[str, Any]]:
+    """``(session id, input)`` of the ``tool`` calls of ``sessions`` not finished yet
+    (``pending``/``running``), oldest first, among the parts whose JSON holds
+    ``needle``; ``[]`` when the database cannot be read."""
+    wanted = sorted(set(sessions))
+    if not wanted or not os.path.isfile(database):
+        return []
+    marks = ", ".join("?" * len(wanted))
+    try:
+        with connect(database) as conn:
+            rows: list[tuple[str, str]] = conn.execute(
+                f"SELECT session_id, data FROM part WHERE session_id IN ({marks})"  # noqa: S608
+                " AND instr(data, ?) ORDER BY time_created, id",
+                (*wanted, needle),
+            ).fetchall()
+    except sqlite3.DatabaseError:
+        return []
+    found = []
+    for session_id, data in rows:
+        try:
+            part = _tool_part(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        state = part.state
+        if part.tool == tool and state is not None and state.status in ("pending", "running"):
+            found.append((session_id, state.input))
+    return found

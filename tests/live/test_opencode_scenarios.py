@@ -22,8 +22,10 @@ the background at its first start: waits are generous, and the scenarios share T
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -641,6 +643,58 @@ def test_tui_subagent_task(
     assert row.key == session
     totals = (row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens)
     assert totals == (inputs, outputs, cached, written)
+
+
+def test_tui_the_agent_declares_blocked_then_done_and_a_subagent_cannot(
+    make_run: Callable[..., Run],
+) -> None:
+    """A subagent's ``bash`` runs in the same OpenCode process with the same environment
+    (the run's ``AGENTSPOOL_RUN_ID``): only the store's running call, in the subagent's
+    session, tells it apart (ADR 0019). Its declaration is refused; the agent's count."""
+    agentspool_bin = os.path.join(sysconfig.get_path("scripts"), "agentspool")
+    run = make_run(
+        [
+            cs.bash(
+                f'{agentspool_bin} lifecycle blocked --reason "needs the API key"',
+                call_id="call_blocked",
+            ),
+            cs.tool_call(
+                "task",
+                {
+                    "description": "Declare done",
+                    "prompt": "Declare the task done with agentspool lifecycle done",
+                    "subagent_type": "general",
+                },
+                call_id="call_task",
+            ),
+            cs.bash(f"{agentspool_bin} lifecycle done", call_id="call_sub_done"),
+            cs.text("I was refused."),
+            cs.bash(f"{agentspool_bin} lifecycle done", call_id="call_done"),
+            cs.text("Declared done."),
+        ]
+    )
+    config_file = run.home.config_dir / "opencode.json"
+    config = json.loads(config_file.read_text())
+    config["permission"]["bash"] = "allow"
+    config_file.write_text(json.dumps(config))
+    run.start_tui()
+
+    run.submit("declare blocked, let a subagent declare done, then declare done")
+    run.wait_screen("Declared done.")
+    run.wait_hook("session_idle")
+    run.wait_idle_screen()
+    chat = run.checkpoint("idle after the declarations", is_idle_after_turn)
+    outputs = dict(
+        opencode.rows(
+            run.home.database,
+            "SELECT json_extract(data, '$.callID'), json_extract(data, '$.state.output')"
+            " FROM part WHERE json_extract(data, '$.tool') = 'bash'",
+        )
+    )
+    assert f"run {run.run_id}: blocked: needs the API key" in outputs["call_blocked"], outputs
+    assert "cannot declare its parent's task state" in outputs["call_sub_done"], outputs
+    assert f"run {run.run_id}: done" in outputs["call_done"], outputs
+    assert (chat.task_state, chat.task_reason) == ("done", "")
 
 
 def test_tui_started_by_hand_with_the_plugin_installed(tmp_path: Path, runtime_dir: str) -> None:

@@ -220,6 +220,50 @@ def test_the_history_indexes_a_subagent_with_its_session(tmp_path: Path) -> None
         assert records == expected.messages
 
 
+def _bash_part(database: str, session: str, part_id: str, status: str, command: str) -> None:
+    """A ``bash`` call's part as OpenCode writes it, ``status`` as given; parts are
+    created in the order of their ids (``prt_a``, ``prt_b``, …)."""
+    import json
+    import sqlite3
+    from contextlib import closing
+
+    data = {
+        "type": "tool",
+        "tool": "bash",
+        "callID": part_id,
+        "state": {"status": status, "input": {"command": command, "description": "Declare"}},
+    }
+    with closing(sqlite3.connect(database)) as conn, conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO part (id, message_id, session_id, time_created,"
+            " time_updated, data) VALUES (?, 'msg_x', ?, ?, ?, ?)",
+            (part_id, session, ord(part_id[-1]), ord(part_id[-1]), json.dumps(data)),
+        )
+
+
+def test_who_declares_is_the_session_whose_bash_call_runs_the_declaration(
+    tmp_path: Path,
+) -> None:
+    """ADR 0019: the store holds the ``bash`` call running while the command runs, in
+    the session that made it — the run's own (``""``) or a subagent's (its id)."""
+    _, adapter, runtime, path = replay(SUBAGENT, tmp_path)
+    database, parent = _store.split(path)
+    child = _sessions(SUBAGENT)[1]
+    me = os.getpid()  # the capture's OpenCode process is gone: nothing to be outside of
+    assert adapter.lifecycle_caller("run", runtime, me, {}) is None, "no call open"
+    _bash_part(database, child, "prt_a", "running", "ls -la")
+    assert adapter.lifecycle_caller("run", runtime, me, {}) is None, "not a declaration"
+    _bash_part(database, child, "prt_b", "running", "agentspool lifecycle done")
+    assert adapter.lifecycle_caller("run", runtime, me, {}) == child
+    _bash_part(database, parent, "prt_c", "running", ".venv/bin/agentspool lifecycle done")
+    assert adapter.lifecycle_caller("run", runtime, me, {}) == "", "the newest: the agent's"
+    _bash_part(database, parent, "prt_c", "completed", ".venv/bin/agentspool lifecycle done")
+    assert adapter.lifecycle_caller("run", runtime, me, {}) == child
+    _bash_part(database, "ses_another_run", "prt_d", "running", "agentspool lifecycle done")
+    _bash_part(database, child, "prt_b", "completed", "agentspool lifecycle done")
+    assert adapter.lifecycle_caller("run", runtime, me, {}) is None, "another run's call"
+
+
 @pytest.mark.parametrize("name", sorted(CAPTURES))
 def test_a_store_without_its_log_reads_the_same_rows(name: str, tmp_path: Path) -> None:
     """A session with no log rows is read from its ``message``/``part`` rows: the same
