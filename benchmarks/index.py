@@ -117,13 +117,15 @@ def build_corpus(root: str, files: int, total_mb: int) -> tuple[list[tuple[str, 
     return laid, written
 
 
-# The command in a fresh process; its own peak RSS (VmHWM) on stderr's last line.
+# The command in a fresh process; its own peak RSS (VmHWM, MB) written to the file its
+# first argument names (stderr may be the terminal, where the progress bar draws).
 _CHILD = """
 import sys
 from agentspool.cli.main import main
-code = main(sys.argv[1:])
+code = main(sys.argv[2:])
 hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(f"VmHWM {int(hwm.split()[1]) // 1024}", file=sys.stderr)
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(int(hwm.split()[1]) // 1024))
 raise SystemExit(code)
 """
 
@@ -137,12 +139,13 @@ def run_index(root: str, store: str) -> tuple[float, float, int, dict[str, objec
         "CODEX_HOME": os.path.join(root, "homes", "codex"),
     }
     report = os.path.join(os.path.dirname(store), "report.json")
+    peak = os.path.join(os.path.dirname(store), "peak-rss-mb")
     cpu = _children_cpu()
     start = time.perf_counter()
     # stderr stays the terminal's: the progress bar shows there when it is one.
     with open(report, "wb") as out:
         done = subprocess.run(
-            [sys.executable, "-c", _CHILD, "index", "--json", "--store", store],
+            [sys.executable, "-c", _CHILD, peak, "index", "--json", "--store", store],
             stdout=out,
             stderr=subprocess.PIPE if not sys.stderr.isatty() else None,
             env=env,
@@ -154,7 +157,8 @@ def run_index(root: str, store: str) -> tuple[float, float, int, dict[str, objec
         raise SystemExit(f"index failed ({done.returncode}): {done.stderr!r}")
     with open(report, "rb") as fh:
         result = json.loads(fh.read())
-    rss = _rss(done.stderr.decode() if done.stderr else "")
+    with open(peak) as fh:
+        rss = int(fh.read())
     return seconds, cpu, rss, result
 
 
@@ -163,11 +167,6 @@ def _children_cpu() -> float:
 
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return used.ru_utime + used.ru_stime
-
-
-def _rss(stderr: str) -> int:
-    lines = [line for line in stderr.splitlines() if line.startswith("VmHWM ")]
-    return int(lines[-1].split()[1]) if lines else -1
 
 
 def whole_turn(kind: str, seed: int) -> bytes:

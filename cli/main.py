@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -1177,12 +1178,41 @@ def _positive_int(text: str) -> int:
     return value
 
 
+# A run that is over sooner shows no progress bar, and does not import rich for one: its
+# import (~130 ms) would be most of an incremental run's cost (ADR 0023).
+BAR_AFTER = 0.5
+
+
 def _index(
     store: str | None, *, forget_gone: bool = False, wait: bool = True
 ) -> agentspool.IndexReport:
-    """``index_history`` with a progress bar on a terminal (rich: only here, ADR 0023)."""
+    """``index_history`` with a progress bar on a terminal once it has run ``BAR_AFTER``
+    seconds with bytes left to read (rich: only here, ADR 0023)."""
     if not sys.stderr.isatty():
         return agentspool.index_history(store, forget_gone=forget_gone, wait=wait)
+    started = time.monotonic()
+    shown: list[Any] = []  # the rich Progress and its task, once started
+
+    def progress(done: int, total: int) -> None:
+        if not shown:
+            if done >= total or time.monotonic() - started < BAR_AFTER:
+                return
+            shown.extend(_progress_bar(total))
+        bar, task = shown
+        bar.update(task, completed=done, total=total)
+
+    try:
+        return agentspool.index_history(
+            store, progress=progress, forget_gone=forget_gone, wait=wait
+        )
+    finally:
+        if shown:
+            shown[0].stop()
+
+
+def _progress_bar(total: int) -> tuple[Any, Any]:
+    """A started rich progress bar for ``total`` bytes, and its task."""
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -1192,22 +1222,18 @@ def _index(
         TransferSpeedColumn,
     )
 
-    with Progress(
+    bar = Progress(
         TextColumn("indexing"),
         BarColumn(),
         DownloadColumn(),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
+        # On stderr, the terminal the decision was made on: stdout may be `--json`'s file.
+        console=Console(stderr=True),
         transient=True,
-    ) as bar:
-        task = bar.add_task("index", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        return agentspool.index_history(
-            store, progress=progress, forget_gone=forget_gone, wait=wait
-        )
+    )
+    bar.start()
+    return bar, bar.add_task("index", total=total)
 
 
 def _index_summary(report: agentspool.IndexReport) -> str:

@@ -148,13 +148,13 @@ def test_the_library_and_the_other_commands_never_import_rich_or_platformdirs(tm
     assert done.stdout == "[]\n"
 
 
-def test_on_a_terminal_index_draws_a_progress_bar_then_the_summary(transcripts) -> None:
+def _on_a_terminal(code: str) -> str:
+    """What ``python -c code`` wrote to its terminal (a pty: stdin, stdout and stderr)."""
     import pty
 
-    script = os.path.join(os.path.dirname(sys.executable), "agentspool")
     pid, fd = pty.fork()
-    if pid == 0:  # the child: stdin, stdout and stderr are the terminal
-        os.execv(script, [script, "index"])
+    if pid == 0:  # the child
+        os.execv(sys.executable, [sys.executable, "-c", code])
     seen = b""
     while True:
         try:
@@ -166,6 +166,36 @@ def test_on_a_terminal_index_draws_a_progress_bar_then_the_summary(transcripts) 
         seen += chunk
     os.close(fd)
     assert os.waitpid(pid, 0)[1] == 0
-    text = seen.decode(errors="replace")
+    return seen.decode(errors="replace")
+
+
+def test_on_a_terminal_a_long_index_draws_a_progress_bar_then_the_summary(
+    transcripts,
+) -> None:
+    """ "Long" is after ``BAR_AFTER`` seconds: set to 0 here, any run is long."""
+    text = _on_a_terminal(
+        "from agentspool.cli import main as m; m.BAR_AFTER = 0.0; m.main(['index'])"
+    )
     assert "indexing" in text and "━" in text, text  # rich's bar
     assert "indexed 2 transcript files (2 new" in text
+
+
+def test_the_bar_draws_on_stderr_when_stdout_is_a_file(transcripts, tmp_path) -> None:
+    """``agentspool index --json > file`` on a terminal: the bar on the terminal, the
+    file only the report."""
+    report = tmp_path / "report.json"
+    text = _on_a_terminal(
+        "import sys; from agentspool.cli import main as m; m.BAR_AFTER = 0.0;"
+        f" sys.stdout = open({str(report)!r}, 'w'); m.main(['index', '--json'])"
+    )
+    assert "━" in text, text
+    assert json.loads(report.read_text())["new"] == 2
+
+
+def test_on_a_terminal_a_short_index_draws_no_bar_and_never_imports_rich(transcripts) -> None:
+    text = _on_a_terminal(
+        "import sys; from agentspool.cli import main as m; m.main(['index']);"
+        " print('rich imported:', 'rich' in sys.modules)"
+    )
+    assert "indexed 2 transcript files (2 new" in text
+    assert "━" not in text and "rich imported: False" in text, text
