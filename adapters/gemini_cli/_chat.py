@@ -110,7 +110,9 @@ class _ToolCall(msgspec.Struct, gc=False):
     result: Any = None
     status: str = ""
     timestamp: str = ""
-    agentId: str = ""  # noqa: N815 - an invoke_agent call's subagent (its session id)
+    # An invoke_agent call's subagent (its session id); optional in type too, so that a
+    # null from another release loses the link, not the whole record.
+    agentId: str | None = None  # noqa: N815
 
 
 class _Record(msgspec.Struct, gc=False):
@@ -134,7 +136,7 @@ class _Set(msgspec.Struct, gc=False):
 class _Line(_Record, gc=False):
     sessionId: str = ""  # noqa: N815 - the metadata line
     startTime: str = ""  # noqa: N815
-    kind: str = ""
+    kind: str | None = None
     set: _Set | None = msgspec.field(default=None, name="$set")
     rewind_to: str | None = msgspec.field(default=None, name="$rewindTo")
 

@@ -113,3 +113,14 @@ def test_the_history_stores_and_counts_a_subagent_with_its_session() -> None:
     with agentspool.open_history() as store:
         (stored,) = store.sessions()
         assert {m.agent_id for m in store.records(stored.id)} == {"", child.stem}
+
+
+def test_a_null_agent_id_loses_the_link_not_the_call(tmp_path: Path) -> None:
+    main, child = _files(CAPTURE / "chats")
+    changed = tmp_path / main.name
+    changed.write_bytes(
+        main.read_bytes().replace(f'"agentId":"{child.stem}"'.encode(), b'"agentId":null')
+    )
+    parser = _parse(changed)
+    assert parser.spawned == {} and parser.corrupt == 0
+    assert [m.tool_name for m in parser.messages if m.kind == "tool_call"] == ["invoke_agent"]
