@@ -121,7 +121,9 @@ def _fingerprint(fd: int, offset: int) -> bytes:
 
 class _SharedStat(NamedTuple):
     """The stat a transcript kept in shared files (``TranscriptFile.within``) is known
-    by: the first file's identity, and a size and mtime that move when any one does."""
+    by: the first file's identity, and a size and mtime that move when any one does —
+    or, when the CLI keeps a version of the session, that version as the size (and no
+    mtime): other sessions' changes to the shared files leave it unchanged."""
 
     st_dev: int
     st_ino: int
@@ -139,6 +141,8 @@ def _stat(file: TranscriptFile) -> Stat:
     if not file.within:
         return os.stat(file.path)
     first = os.stat(file.within[0])
+    if file.version:
+        return _SharedStat(first.st_dev, first.st_ino, file.version, 0)
     stats = [first]
     for path in file.within[1:]:
         try:
@@ -366,7 +370,7 @@ def _discover(adapter: Adapter) -> list[tuple[TranscriptFile, Session | None]]:
     if adapter.capabilities.discovers_sessions:
         # A transcript that is no file of its own lives in the files its session watches.
         return [
-            (TranscriptFile(path=s.transcript_path, within=_holders(s)), s)
+            (TranscriptFile(path=s.transcript_path, within=_holders(s), version=s.version), s)
             for s in adapter.sessions(0.0)
             if s.transcript_path
         ]

@@ -150,6 +150,11 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
     watched: tuple[str, ...] = ()
     """Files besides the transcript whose stat moves when the session's state may have
     (a native status file): a watcher re-reads the session when one does (ADR 0020)."""
+    version: int = 0
+    """For a transcript kept among others in shared files (a database): a number that
+    grows whenever this session's records (its subagents' included) change, where the
+    CLI keeps one; 0 when it does not. The history index then re-reads the session only
+    when it grew, not whenever the shared files changed."""
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -478,8 +483,10 @@ class TranscriptFile(msgspec.Struct, frozen=True, kw_only=True):
     within: tuple[str, ...] = ()
     """Set when ``path`` names a transcript kept among others in shared files (a CLI's
     database), not a file of its own: those files, whose stat stands for the
-    transcript's. It is read whole (``read_session``) whenever one of them changed, and
-    gone once no session lists it."""
+    transcript's. It is read whole (``read_session``) whenever one of them changed —
+    whenever ``version`` grew, when that is known — and gone once no session lists it."""
+    version: int = 0
+    """``Session.version`` of the session ``path`` names (0: not known)."""
 
 
 class TranscriptFacts(msgspec.Struct, kw_only=True):

@@ -194,14 +194,17 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
         """The top-level sessions of the database OpenCode uses here, changed at or after
         ``since``. The database names no process: their state is the log's."""
         found = database()
+        listed = _store.sessions_since(found, int(since * 1000))
+        versions = _store.versions(found) if listed else {}
         return [
             Session(
                 session_id=session_id,
                 transcript_path=_store.join(found, session_id),
                 cwd=directory or "",
                 watched=(found, found + "-wal"),
+                version=versions.get(session_id, 0),
             )
-            for session_id, directory, _ in _store.sessions_since(found, int(since * 1000))
+            for session_id, directory, _ in listed
         ]
 
     def read_session(self, session: Session) -> Chat:

@@ -349,3 +349,24 @@ def open_calls(
         if part.tool == tool and state is not None and state.status in ("pending", "running"):
             found.append((session_id, state.input))
     return found
+
+
+def versions(database: str) -> dict[str, int]:
+    """Session id → a number that grows whenever the session's records or its subagents'
+    change: the sum, over the session and every session under it (``parent_id``), of the
+    newest ``seq`` of its log (``event_sequence``, one row per session; docs/providers/
+    opencode.md §2.3). A session without log rows is left out (``{}``, as when the
+    database cannot be read): its rows are the only record of its changes."""
+    try:
+        with connect(database) as conn:
+            parents = dict(conn.execute("SELECT id, parent_id FROM session").fetchall())
+            newest = dict(conn.execute("SELECT aggregate_id, seq FROM event_sequence").fetchall())
+    except sqlite3.DatabaseError:
+        return {}
+    found: dict[str, int] = {}
+    for logged, seq in newest.items():
+        session, depth = logged, 0
+        while session in parents and depth < 64:  # up to its top-level session
+            found[session] = found.get(session, 0) + int(seq) + 1
+            session, depth = parents[session], depth + 1
+    return found

@@ -220,6 +220,38 @@ def test_the_history_indexes_a_subagent_with_its_session(tmp_path: Path) -> None
         assert records == expected.messages
 
 
+def test_the_history_reads_a_session_again_only_when_its_log_grew(tmp_path: Path) -> None:
+    """A session is known by its log's newest ``seq`` (its subagents' too), not by the
+    database's stat: another session's change does not read it again."""
+    import sqlite3
+    from contextlib import closing
+
+    from agentspool.core.history import index_history
+    from agentspool.core.store import SessionStore
+
+    database = Path(os.environ["XDG_DATA_HOME"], "opencode", "opencode.db")
+    captures.build_store(SUBAGENT, database)
+    child = _sessions(SUBAGENT)[1]
+
+    def change(sql: str, *args: object) -> None:
+        with closing(sqlite3.connect(database)) as conn, conn:
+            conn.execute(sql, args)
+
+    with SessionStore(str(tmp_path / "history.sqlite")) as store:
+        assert index_history(store, [OpenCode()]).new == 1
+        change(
+            "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, 0, ?, '{}')",
+            "evt_other",
+            "ses_another",
+            "session.created.1",
+        )
+        change("INSERT INTO event_sequence (aggregate_id, seq) VALUES ('ses_another', 0)")
+        again = index_history(store, [OpenCode()])
+        assert (again.unchanged, again.rewritten, again.records) == (1, 0, 0)
+        change("UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = ?", child)
+        assert index_history(store, [OpenCode()]).rewritten == 1, "its subagent's log grew"
+
+
 def _bash_part(database: str, session: str, part_id: str, status: str, command: str) -> None:
     """A ``bash`` call's part as OpenCode writes it, ``status`` as given; parts are
     created in the order of their ids (``prt_a``, ``prt_b``, …)."""

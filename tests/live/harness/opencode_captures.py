@@ -155,6 +155,11 @@ def build_store(capture: Path, database: Path, *, log: bool = True, until: float
                 "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
                 (f"evt_{i:06d}", row["session"], row["seq"], row["type"], json.dumps(row["data"])),
             )
+        # Each session's last `seq`, as OpenCode keeps it beside its log.
+        conn.execute(
+            "INSERT INTO event_sequence (aggregate_id, seq)"
+            " SELECT aggregate_id, max(seq) FROM event GROUP BY aggregate_id"
+        )
         conn.commit()
 
 
