@@ -261,17 +261,22 @@ def sessions_since(database: str, since_ms: int) -> list[tuple[str, str, int]]:
         return []
 
 
-class _TaskState(msgspec.Struct, gc=False):
-    metadata: dict[str, Any] | None = None
+class _ToolState(msgspec.Struct, gc=False):
+    status: str = ""
+    input: Any = None
+    metadata: Any = None
 
 
-class _TaskPart(msgspec.Struct, gc=False):
+class _ToolPart(msgspec.Struct, gc=False):
+    """A tool call's part, as far as the queries below read it."""
+
     tool: str = ""
     callID: str = ""  # noqa: N815 - OpenCode's own field name
-    state: _TaskState | None = None
+    state: _ToolState | None = None
 
 
-_task_part = msgspec.json.Decoder(_TaskPart).decode
+_tool_part = msgspec.json.Decoder(_ToolPart).decode
+_PART_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
 def subagents(database: str, session_id: str) -> list[tuple[str, str, str]]:
@@ -297,27 +302,14 @@ def subagents(database: str, session_id: str) -> list[tuple[str, str, str]]:
     spawned_by: dict[str, str] = {}
     for (data,) in parts:
         try:
-            part = _task_part(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+            part = _tool_part(data)
+        except _PART_ERRORS:
             continue
         metadata = part.state.metadata if part.state is not None else None
-        child = metadata.get("sessionId") if metadata else None
+        child = metadata.get("sessionId") if isinstance(metadata, dict) else None
         if part.tool == "task" and isinstance(child, str) and part.callID:
             spawned_by.setdefault(child, part.callID)
     return [(child, spawned_by.get(child, ""), title or "") for child, title in children]
-
-
-class _ToolState(msgspec.Struct, gc=False):
-    status: str = ""
-    input: Any = None
-
-
-class _ToolPart(msgspec.Struct, gc=False):
-    tool: str = ""
-    state: _ToolState | None = None
-
-
-_tool_part = msgspec.json.Decoder(_ToolPart).decode
 
 
 def open_calls(
@@ -343,7 +335,7 @@ def open_calls(
     for session_id, data in rows:
         try:
             part = _tool_part(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except _PART_ERRORS:
             continue
         state = part.state
         if part.tool == tool and state is not None and state.status in ("pending", "running"):
@@ -367,6 +359,7 @@ def versions(database: str) -> dict[str, int]:
     for logged, seq in newest.items():
         session, depth = logged, 0
         while session in parents and depth < 64:  # up to its top-level session
+            # + 1: a log whose newest seq is 0 still versions its session (0: unknown).
             found[session] = found.get(session, 0) + int(seq) + 1
             session, depth = parents[session], depth + 1
     return found
