@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Mapping
 from typing import ClassVar
 
+from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
-from agentspool.adapters.gemini_cli._chat import ChatParser, session_id_of
+from agentspool.adapters.gemini_cli._chat import ChatParser, session_id_of, subagent_progress
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
@@ -58,6 +60,10 @@ from agentspool.core.seam import (
 from agentspool.errors import UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
+
+# The tools whose calls tell a subagent's declaration from its parent's (0.61.0).
+SHELL_TOOL = "run_shell_command"
+SUBAGENT_TOOL = "invoke_agent"
 
 
 class _SpoolView:
@@ -117,6 +123,43 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
 
     def untrust(self, config_home: str | None = None) -> bool:
         return False  # no trust gate: nothing was ever recorded
+
+    def lifecycle_caller(
+        self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
+    ) -> str | None:
+        """Who runs ``agentspool lifecycle`` in this run (ADR 0019). A subagent's shell
+        call fires the same hooks as its parent's, with the parent's ``session_id`` and
+        no call id; its command has the same environment. What tells them apart is time
+        (docs/providers/gemini-cli.md §4.1): a subagent makes a call only after the model
+        answered it, and its chat file records that answer when it arrives, while a
+        call the main agent made beside an ``invoke_agent`` (one answer, both calls) is
+        made before any subagent answered. So: the newest open shell call that runs
+        ``agentspool … lifecycle``; if an ``invoke_agent`` of its session was open when
+        it was made, and a subagent of that session, not finished, had an answer
+        recorded by then — that subagent's id (the latest to answer); else ``""``.
+        ``None`` when no such call is open or ``pid`` provably does not run under the
+        gemini process."""
+        translator = self._spool(run_id, runtime_dir).translator
+        calls = translator.open_calls()
+        declaring = [c for c in calls if c.name == SHELL_TOOL and runs_lifecycle(c.tool_input)]
+        if not declaring:
+            return None
+        if outside_agent(translator.agent_pid, translator.agent_seen_ns, pid):
+            return None
+        made = declaring[-1]
+        if not any(
+            c.name == SUBAGENT_TOOL and c.session == made.session and c.at <= made.at for c in calls
+        ):
+            return ""
+        chats = os.path.dirname(translator.transcript_path)
+        folder = os.path.join(glob.escape(chats), glob.escape(made.session))
+        answered: list[tuple[float, str]] = []
+        for path in glob.glob(os.path.join(folder, "*.jsonl")):
+            answers, finished = subagent_progress(path)
+            before = [at for at in answers if at <= made.at]
+            if before and not finished:
+                answered.append((max(before), session_id_of(path)))
+        return max(answered)[1] if answered else ""
 
     def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.install_hooks(scope, directory)

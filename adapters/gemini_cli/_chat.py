@@ -56,6 +56,8 @@ from agentspool.adapters.gemini_cli._schema import CHAT_FIELDS
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage, Visibility
 
+SUBAGENT_DONE = "complete_task"
+"""The call a subagent ends its work with (0.61.0: ``result: {response}``)."""
 QUESTION_TOOL = "ask_user"
 CANCELLED = "Request cancelled."
 CONTEXT_PREFIX = "<session_context>"
@@ -620,3 +622,29 @@ def session_id_of(path: str) -> str:
     if meta.type or not (meta.startTime and meta.kind):
         return ""
     return meta.sessionId
+
+
+def subagent_progress(path: str) -> tuple[list[float], bool]:
+    """A subagent's chat file, as far as ``lifecycle_caller`` needs it: when each model
+    answer was recorded (epoch seconds; the record is written when the answer arrives,
+    before its calls run), and whether the subagent finished (its ``complete_task``
+    call completed). ``([], False)`` for a file that cannot be read."""
+    answers: list[float] = []
+    finished = False
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return [], False
+    for raw in lines:
+        try:
+            line = _decode_line(raw)
+        except _DECODE_ERRORS:
+            continue
+        if line.type != "gemini":
+            continue
+        answers.append(epoch_seconds(line.timestamp))
+        finished = finished or any(
+            c.name == SUBAGENT_DONE and c.status == "success" for c in line.toolCalls or ()
+        )
+    return answers, finished

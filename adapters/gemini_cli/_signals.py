@@ -71,6 +71,9 @@ class _Call(msgspec.Struct):
     tool_use_id: str
     name: str
     tool_input: dict[str, Any]
+    at: float = 0.0
+    """When its ``BeforeTool`` ran (epoch seconds): the call was made, before any
+    confirmation."""
 
 
 class HookTranslator:
@@ -131,6 +134,7 @@ class HookTranslator:
                 tool_use_id=f"tool-{self._tools}",
                 name=hook.tool_name,
                 tool_input=tool_input,
+                at=at,
             )
             self._calls.append(call)
             out.append(
@@ -214,6 +218,10 @@ class HookTranslator:
             source=source,
             epoch=call.session,
         )
+
+    def open_calls(self) -> list[_Call]:
+        """The calls a ``BeforeTool`` opened and no ``AfterTool`` closed yet, oldest first."""
+        return list(self._calls)
 
     def _forget(self, session: str) -> None:
         self._calls = [c for c in self._calls if c.session != session]

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import shutil
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -539,3 +540,42 @@ def test_tui_subagent(make_run: Callable[..., Run], tmp_path: Path) -> None:
     (row,) = report.rows
     assert row.key == session
     assert (row.input_tokens, row.cache_read_tokens, row.output_tokens) == (3 * 56, 3 * 64, 45)
+
+
+def test_tui_the_agent_declares_blocked_then_done_and_a_subagent_cannot(
+    make_run: Callable[..., Run],
+) -> None:
+    """A subagent's shell call fires the parent's hooks (its ``session_id``, no call id)
+    and runs with the parent's environment; it is told apart by time: it is made after
+    the subagent's chat file recorded a model answer (ADR 0019). ``--yolo``: no
+    confirmation to answer for the three shell calls."""
+    agentspool_bin = os.path.join(sysconfig.get_path("scripts"), "agentspool")
+    run = make_run(
+        [
+            gs.shell(f'{agentspool_bin} lifecycle blocked --reason "needs the API key"'),
+            gs.function_call(
+                "invoke_agent", {"agent_name": "generalist", "prompt": "Declare the task done"}
+            ),
+            gs.shell(f"{agentspool_bin} lifecycle done"),
+            gs.function_call("complete_task", {"result": {"response": "I was refused."}}),
+            gs.shell(f"{agentspool_bin} lifecycle done"),
+            gs.text("Declared done."),
+        ]
+    )
+    run.pane = gemini.start_tui(run.home, extra_args=["--yolo"], extra_env=run.spawn.env)
+    before_any_prompt(run)
+
+    run.submit("declare blocked, let a subagent declare done, then declare done")
+    run.wait_hook("AfterAgent")
+    run.wait_screen("Declared done.")
+    run.wait_idle_screen()
+    chat = run.checkpoint("idle after the declarations", is_idle_after_turn)
+    (main,) = run.home.chat_files()
+    (sub,) = run.home.subagent_files()
+    results = [m.text for m in chat.messages if m.kind == "tool_result"]
+    shell = [r for r in results if "lifecycle" in r or f"run {run.run_id}" in r]
+    assert f"run {run.run_id}: blocked: needs the API key" in shell[0], results
+    assert f"run {run.run_id}: done" in shell[-1], results
+    assert "cannot declare its parent's task state" in sub.read_text(), sub.read_text()
+    assert "cannot declare" not in main.read_text()
+    assert (chat.task_state, chat.task_reason) == ("done", "")

@@ -124,3 +124,113 @@ def test_a_null_agent_id_loses_the_link_not_the_call(tmp_path: Path) -> None:
     parser = _parse(changed)
     assert parser.spawned == {} and parser.corrupt == 0
     assert [m.tool_name for m in parser.messages if m.kind == "tool_call"] == ["invoke_agent"]
+
+
+class _Declaring:
+    """A run's spool and chat files as Gemini CLI 0.61.0 leaves them around shell calls
+    (docs/providers/gemini-cli.md §3, §4.1), at given times: hook records framed by the
+    hook writer, a subagent's chat file with its model answers."""
+
+    SESSION = "9d4b0000-0000-4000-8000-000000000001"
+    SUBAGENT = "9d4b0000-0000-4000-8000-0000000000aa"
+
+    def __init__(self, root: Path, runtime_dir: str) -> None:
+        from agentspool.spool.layout import ensure_run_dir
+
+        self.runtime_dir = runtime_dir
+        self.run_dir = ensure_run_dir(runtime_dir, "run-1")
+        self.chats = root / "chats"
+        (self.chats / self.SESSION).mkdir(parents=True)
+        self.main = self.chats / f"session-2026-12-02T01-00-{self.SESSION[:8]}.jsonl"
+        self.main.write_text(
+            json.dumps({"sessionId": self.SESSION, "startTime": _iso(0), "kind": "main"}) + "\n"
+        )
+        self.sub = self.chats / self.SESSION / f"{self.SUBAGENT}.jsonl"
+
+    def hook(self, event: str, at: float, **payload: object) -> None:
+        from unittest import mock
+
+        from agentspool.spool import write
+
+        body = {"session_id": self.SESSION, "transcript_path": str(self.main), **payload}
+        data = json.dumps({"hook_event_name": event, **body}).encode()
+        with mock.patch.object(write.time, "time_ns", lambda: int(at * 1e9)):
+            record = write.frame(event, data, len(data), -1, 0, os.getpid())
+        fd = write.open_run_dir(self.run_dir)
+        try:
+            write.append(fd, write.EVENTS_FILE, record)
+        finally:
+            os.close(fd)
+
+    def call(self, event: str, at: float, tool: str, tool_input: dict[str, object]) -> None:
+        self.hook(event, at, tool_name=tool, tool_input=tool_input)
+
+    def subagent_answers(self, *times: float, done: bool = False) -> None:
+        lines = [
+            {"sessionId": self.SUBAGENT, "startTime": _iso(times[0] - 0.1), "kind": "subagent"}
+        ]
+        for n, at in enumerate(times):
+            record: dict[str, object] = {
+                "id": f"a{n}",
+                "timestamp": _iso(at),
+                "type": "gemini",
+                "content": "",
+            }
+            if done and n == len(times) - 1:
+                record["toolCalls"] = [{"id": "c", "name": "complete_task", "status": "success"}]
+            lines.append(record)
+        self.sub.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    def caller(self) -> str | None:
+        return GeminiCli().lifecycle_caller("run-1", self.runtime_dir, os.getpid(), {})
+
+
+def _iso(at: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+T0 = 1_796_000_000.0
+AGENT = {"agent_name": "generalist", "prompt": "do it"}
+DONE = {"command": "agentspool lifecycle done"}
+
+
+def test_a_shell_call_made_after_the_subagent_answered_is_the_subagents(
+    tmp_path: Path, runtime_dir: str
+) -> None:
+    run = _Declaring(tmp_path, runtime_dir)
+    assert run.caller() is None, "no declaration open"
+    run.call("BeforeTool", T0, "invoke_agent", AGENT)
+    run.subagent_answers(T0 + 1.0)
+    run.call("BeforeTool", T0 + 1.5, "run_shell_command", DONE)
+    assert run.caller() == run.SUBAGENT
+    run.call("AfterTool", T0 + 2.0, "run_shell_command", DONE)
+    assert run.caller() is None, "the call closed"
+
+
+def test_a_shell_call_made_beside_the_invoke_agent_is_the_main_agents(
+    tmp_path: Path, runtime_dir: str
+) -> None:
+    """One model answer, two calls: the declaration was made before any subagent answer."""
+    run = _Declaring(tmp_path, runtime_dir)
+    run.call("BeforeTool", T0, "invoke_agent", AGENT)
+    run.call("BeforeTool", T0 + 0.01, "run_shell_command", DONE)
+    run.subagent_answers(T0 + 1.0)
+    assert run.caller() == ""
+
+
+def test_without_a_subagent_at_work_the_declaration_is_the_main_agents(
+    tmp_path: Path, runtime_dir: str
+) -> None:
+    run = _Declaring(tmp_path, runtime_dir)
+    run.call("BeforeTool", T0, "run_shell_command", {"command": "ls"})
+    assert run.caller() is None, "not a declaration"
+    run.call("BeforeTool", T0 + 1.0, "run_shell_command", DONE)
+    assert run.caller() == "", "no invoke_agent open"
+    run.call("BeforeTool", T0 + 2.0, "invoke_agent", AGENT)
+    run.subagent_answers(T0 + 2.5, T0 + 3.0, done=True)
+    run.call(
+        "BeforeTool", T0 + 3.5, "run_shell_command", {"command": "agentspool lifecycle active"}
+    )
+    assert run.caller() == "", "the subagent had finished"

@@ -242,13 +242,13 @@ def wait_tui_ready(pane: tmux.Pane, timeout: float = 90.0) -> str:
 def composer_text(screen: str) -> str | None:
     """What is typed in the composer: ``""`` while it shows its placeholder, ``None`` while
     it is not drawn (a dialog, or the CLI has exited). The composer is the ``>`` line
-    just above the footer (``workspace (/directory)``); prompts already sent are echoed
-    further up with the same ``>``."""
+    just above the footer (``workspace (/directory)``) — ``*`` in YOLO mode (``--yolo``);
+    prompts already sent are echoed further up with the same ``>``."""
     lines = screen.splitlines()
     footer = max((i for i, line in enumerate(lines) if FOOTER_MARKER in line), default=-1)
     for line in reversed(lines[max(footer - 4, 0) : max(footer, 0)]):
         stripped = line.strip()
-        if stripped.startswith(">"):
+        if stripped.startswith((">", "*")):
             text = stripped[1:].strip()
             return "" if text.startswith(READY_MARKER) else text
     return None
