@@ -1191,14 +1191,15 @@ def _index(
     if not sys.stderr.isatty():
         return agentspool.index_history(store, forget_gone=forget_gone, wait=wait)
     started = time.monotonic()
-    shown: list[Any] = []  # the rich Progress and its task, once started
+    bar: Any = None  # the rich Progress, once started
+    task: Any = None
 
     def progress(done: int, total: int) -> None:
-        if not shown:
+        nonlocal bar, task
+        if bar is None:
             if done >= total or time.monotonic() - started < BAR_AFTER:
                 return
-            shown.extend(_progress_bar(total))
-        bar, task = shown
+            bar, task = _progress_bar(total)
         bar.update(task, completed=done, total=total)
 
     try:
@@ -1206,8 +1207,8 @@ def _index(
             store, progress=progress, forget_gone=forget_gone, wait=wait
         )
     finally:
-        if shown:
-            shown[0].stop()
+        if bar is not None:
+            bar.stop()
 
 
 def _progress_bar(total: int) -> tuple[Any, Any]:

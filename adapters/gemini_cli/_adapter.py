@@ -39,7 +39,13 @@ from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
-from agentspool.adapters.gemini_cli._chat import ChatParser, session_id_of, subagent_progress
+from agentspool.adapters.gemini_cli._chat import (
+    SHELL_TOOL,
+    SUBAGENT_TOOL,
+    ChatParser,
+    session_id_of,
+    subagent_progress,
+)
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
@@ -60,10 +66,6 @@ from agentspool.core.seam import (
 from agentspool.errors import UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
-
-# The tools whose calls tell a subagent's declaration from its parent's (0.61.0).
-SHELL_TOOL = "run_shell_command"
-SUBAGENT_TOOL = "invoke_agent"
 
 
 class _SpoolView:

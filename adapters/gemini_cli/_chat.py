@@ -56,13 +56,16 @@ from agentspool.adapters.gemini_cli._schema import CHAT_FIELDS
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage, Visibility
 
+# Tool names of 0.61.0 the adapter reads calls of.
+SHELL_TOOL = "run_shell_command"
+SUBAGENT_TOOL = "invoke_agent"
 SUBAGENT_DONE = "complete_task"
-"""The call a subagent ends its work with (0.61.0: ``result: {response}``)."""
+"""The call a subagent ends its work with (``result: {response}``)."""
 QUESTION_TOOL = "ask_user"
 CANCELLED = "Request cancelled."
 CONTEXT_PREFIX = "<session_context>"
 PRESENTATION = {
-    "run_shell_command": "shell",
+    SHELL_TOOL: "shell",
     "replace": "edit",
     "write_file": "edit",
     "read_file": "read",
@@ -77,7 +80,7 @@ PRESENTATION = {
     "enter_plan_mode": "plan",
     "exit_plan_mode": "plan",
     "write_todos": "todo",
-    "invoke_agent": "agent",
+    SUBAGENT_TOOL: "agent",
 }
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
