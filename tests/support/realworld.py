@@ -1,0 +1,200 @@
+"""Real users' transcripts against ccusage's numbers on them (issue 19).
+
+The corpus lives outside the repository (``$AGENTSPOOL_REALWORLD``: a ``home/`` laid out
+as the CLIs keep their files, ``expected/`` with ccusage 20.0.24's stdout on exactly that
+tree, ``MANIFEST.tsv``). It is test data only: this module reads it from there, on a
+private copy, through the ``agentspool`` command a person runs.
+
+Run as a script it prints the comparison (``python tests/support/realworld.py``), so a
+mismatch can be studied without pytest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# ccusage's field -> agentspool's `usage --json` field.
+FIELDS = (
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("cacheReadTokens", "cache_read_tokens"),
+    ("cacheCreationTokens", "cache_write_tokens"),
+)
+PROVIDERS = ("claude-code", "codex", "gemini-cli")
+
+
+def corpus_root() -> Path | None:
+    """The corpus named by ``$AGENTSPOOL_REALWORLD``, or None when it is not there."""
+    root = os.environ.get("AGENTSPOOL_REALWORLD", "")
+    if not root:
+        return None
+    path = Path(root)
+    return path if (path / "home").is_dir() and (path / "expected").is_dir() else None
+
+
+def agentspool_command() -> str:
+    beside = Path(sys.executable).with_name("agentspool")
+    return str(beside) if beside.exists() else "agentspool"
+
+
+@dataclass
+class Workspace:
+    """A private copy of the corpus's ``home`` and the environment that points every
+    CLI's files (and agentspool's store and runtime dir) inside it."""
+
+    corpus: Path
+    root: Path
+    env: dict[str, str]
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [agentspool_command(), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=self.root,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"agentspool {' '.join(args)}: exit {done.returncode}: {done.stderr}")
+        return done
+
+    def manifest(self) -> list[dict[str, str]]:
+        with (self.corpus / "MANIFEST.tsv").open(newline="") as fh:
+            return list(csv.DictReader(fh, delimiter="\t"))
+
+    def expected(self, provider: str) -> list[dict]:
+        path = self.corpus / "expected" / f"ccusage-{provider}-session.json"
+        return json.loads(path.read_text())["sessions"]
+
+
+@contextlib.contextmanager
+def workspace(corpus: Path) -> Iterator[Workspace]:
+    with tempfile.TemporaryDirectory(prefix="agentspool-realworld-") as tmp:
+        root = Path(tmp)
+        root.chmod(0o700)
+        shutil.copytree(corpus / "home", root / "home")
+        for name in ("data", "run", "xdg-config", "xdg-data", "xdg-cache"):
+            (root / name).mkdir(mode=0o700)
+        home = root / "home"
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "TZ": "UTC",
+            "LANG": "C.UTF-8",
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "CODEX_HOME": str(home / ".codex"),
+            "GEMINI_CLI_HOME": str(home),
+            "AGENTSPOOL_DATA_DIR": str(root / "data"),
+            "AGENTSPOOL_RUNTIME_DIR": str(root / "run"),
+            "XDG_CONFIG_HOME": str(root / "xdg-config"),
+            "XDG_DATA_HOME": str(root / "xdg-data"),
+            "XDG_CACHE_HOME": str(root / "xdg-cache"),
+        }
+        yield Workspace(corpus, root, env)
+
+
+def ccusage_key(provider: str, session: dict) -> str:
+    """The key under which agentspool's row of the same session is found (corpus README)."""
+    if provider == "claude-code":
+        return f"{session['projectPath']}/{session['sessionId']}.jsonl"
+    if provider == "codex":
+        return session["sessionId"][-36:]
+    return session["sessionId"]
+
+
+def our_key(provider: str, row: dict, home: Path) -> str:
+    if provider == "claude-code":
+        path = Path(row["path"])
+        try:
+            return str(path.relative_to(home / ".claude" / "projects"))
+        except ValueError:
+            return row["path"]
+    return row["key"]
+
+
+@dataclass
+class Mismatch:
+    provider: str
+    key: str
+    expected: dict[str, int]
+    got: dict[str, int] | None
+
+    def __str__(self) -> str:
+        got = "missing" if self.got is None else self.got
+        return f"{self.provider} {self.key}: ccusage {self.expected} agentspool {got}"
+
+
+def compare_usage(ws: Workspace) -> tuple[dict[str, tuple[int, int]], list[Mismatch], list[str]]:
+    """Per provider (sessions equal, sessions expected); the mismatches; and the rows
+    agentspool has that ccusage does not (sessions with tokens only)."""
+    ws.run("index", "--json")
+    rows = json.loads(ws.run("usage", "--by", "session", "--json", "--no-index").stdout)["rows"]
+    ours: dict[tuple[str, str], dict] = {}
+    for row in rows:
+        ours[(row["provider"], our_key(row["provider"], row, ws.home))] = row
+    counts: dict[str, tuple[int, int]] = {}
+    mismatches: list[Mismatch] = []
+    seen: set[tuple[str, str]] = set()
+    for provider in PROVIDERS:
+        equal = 0
+        sessions = ws.expected(provider)
+        for session in sessions:
+            key = ccusage_key(provider, session)
+            seen.add((provider, key))
+            want = {ours_name: session[theirs] for theirs, ours_name in FIELDS}
+            row = ours.get((provider, key))
+            got = None if row is None else {name: row[name] for name in want}
+            if got == want:
+                equal += 1
+            else:
+                mismatches.append(Mismatch(provider, key, want, got))
+        counts[provider] = (equal, len(sessions))
+    extra = [
+        f"{provider} {key}"
+        for (provider, key), row in sorted(ours.items())
+        if provider in PROVIDERS
+        and (provider, key) not in seen
+        and any(row[name] for _, name in FIELDS)
+    ]
+    return counts, mismatches, extra
+
+
+def transcript_files(ws: Workspace) -> list[tuple[str, Path]]:
+    """(provider, path) of every transcript file in the corpus, from its manifest."""
+    return [(entry["provider"], ws.root / entry["path"]) for entry in ws.manifest()]
+
+
+def main() -> int:
+    corpus = corpus_root()
+    if corpus is None:
+        print("AGENTSPOOL_REALWORLD does not name a corpus (home/ and expected/)")
+        return 2
+    with workspace(corpus) as ws:
+        counts, mismatches, extra = compare_usage(ws)
+        for mismatch in mismatches:
+            print(mismatch)
+        for key in extra:
+            print(f"only agentspool: {key}")
+        for provider, (equal, total) in counts.items():
+            print(f"{provider}: {equal} of {total} sessions equal ccusage")
+    return 0 if not mismatches and not extra else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
