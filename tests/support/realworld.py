@@ -71,7 +71,9 @@ class Workspace:
             check=False,
         )
         if check and done.returncode != 0:
-            raise AssertionError(f"agentspool {' '.join(args)}: exit {done.returncode}: {done.stderr}")
+            raise AssertionError(
+                f"agentspool {' '.join(args)}: exit {done.returncode}: {done.stderr}"
+            )
         return done
 
     def manifest(self) -> list[dict[str, str]]:
