@@ -1,10 +1,12 @@
-"""The record shapes Gemini CLI 0.61.0 writes, field by field (ADR 0014).
+"""The record shapes Gemini CLI writes, field by field (ADR 0014).
 
-What the parsers know, beyond the fields they read: every field the pinned CLI was seen
-writing (tests/live/captures/gemini-cli/, docs/providers/gemini-cli.md), plus the few its
-chat record types name that no capture happened to hold (``displayContent``,
-``directories``, ``summary``, ``memoryScratchpad``). A field or a record shape outside
-these sets is schema drift: counted in ``Chat.drift``, never fatal.
+What the parsers know, beyond the fields they read: every field the pinned CLI (0.61.0)
+was seen writing (tests/live/captures/gemini-cli/, docs/providers/gemini-cli.md), plus
+the few its chat record types name that no capture happened to hold
+(``displayContent``, ``directories``, ``summary``, ``memoryScratchpad``); and the older
+chat file, one JSON document (docs/providers/gemini-cli.md §7), as real users' files
+and other tools' fixtures of it hold it. A field or a record shape outside these sets is
+schema drift: counted in ``Chat.drift``, never fatal.
 """
 
 from __future__ import annotations
@@ -36,6 +38,16 @@ CHAT_FIELDS: dict[str, frozenset[str]] = {
     "info": _MESSAGE,
     "error": _MESSAGE,
     "warning": _MESSAGE,
+    # A record typed ``model`` (the Gemini API's name for the model's turn) with the API's
+    # ``parts`` in place of ``content``: no Gemini CLI release is known to write one, but
+    # hand-written fixtures of the older document do; read as a ``gemini`` record.
+    "model": _MESSAGE | {"toolCalls", "thoughts", "tokens", "model", "parts"},
+    # The older chat file, one JSON document (§7): the metadata and ``messages``, each a
+    # message record of the shapes above. ``summary`` is the CLI's one-line summary of the
+    # session (read as a ``summary`` record). Known and ignored: ``meta`` — a
+    # hand-written fixture's own ``{model}``; no release is known to write it, and the
+    # model that prices a response is its record's own ``model``.
+    "document": _METADATA | {"messages", "summary", "memoryScratchpad", "meta"},
     "toolCall": frozenset(
         {
             "id",
