@@ -68,7 +68,7 @@ CONTEXT_PREFIX = "<session_context>"
 MESSAGE_TYPES = ("user", "gemini", "model", "info", "error", "warning")
 """Message record types: ``model`` is read as ``gemini`` (``_schema``)."""
 # The CLI's own notice names the version running: "Gemini CLI update available! 0.24.5
-# → 0.25.1" (real 0.23-0.24 sessions); the chat file names no version otherwise.
+# → 0.25.1" (seen in sessions of 0.23 and 0.24); a chat file names no version else.
 _UPDATE_NOTICE = re.compile(r"Gemini CLI update available! (\S+) \u2192 ")
 PRESENTATION = {
     SHELL_TOOL: "shell",
