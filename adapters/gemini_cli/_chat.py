@@ -1,8 +1,9 @@
 """Gemini CLI chat file (``<home>/.gemini/tmp/<project>/chats/session-*.jsonl``) →
 canonical messages and canonical events, incrementally.
 
-Grammar: docs/providers/gemini-cli.md §4. The file is not a list of messages but the
-log of a message map the CLI keeps, folded line by line:
+Grammar: docs/providers/gemini-cli.md §4 (the older releases' file, one JSON document
+of the same records, is ``_document``'s, folded by these record rules). The file is not
+a list of messages but the log of a message map the CLI keeps, folded line by line:
 
 * the first line is the session's metadata (``sessionId``, ``kind``, …);
 * a message record (``id``, ``type``: user | gemini | info | error | warning) sets that
@@ -283,7 +284,9 @@ class ChatParser:
         else:
             self.drift.unknown_type("?")
 
-    def _check(self, shape: str, raw: bytes | msgspec.Raw, members: Any = None) -> None:
+    def _check(
+        self, shape: str, raw: bytes | memoryview | msgspec.Raw, members: Any = None
+    ) -> None:
         if shape not in self.drift.checked:
             if members is None:
                 self.drift.see(shape, raw)

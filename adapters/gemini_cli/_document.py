@@ -143,7 +143,7 @@ class DocumentParser(ChatParser):
             return
         self.corrupt = 0
         if "document" not in self.drift.checked:
-            self._check("document", bytes(block))
+            self._check("document", block)
         if not self.session_id and document.sessionId:
             self._opened(document)
         held: dict[str, None] = {}
@@ -151,9 +151,12 @@ class DocumentParser(ChatParser):
             record_id = self._fold(index, raw)
             if record_id:
                 held[record_id] = None
+        if document.summary:
+            held[SUMMARY_ID] = None
         gone = [record_id for record_id in self._current if record_id not in held]
+        back = [record_id for record_id in held if record_id not in self._current]
         self._current = held
-        self._restate(gone)
+        self._restate(gone + back)
         if document.summary and document.summary != self._summary:
             self._summary = document.summary
             self._summarized(document.summary)
@@ -201,7 +204,6 @@ class DocumentParser(ChatParser):
     def _summarized(self, summary: str) -> None:
         record = Record(id=SUMMARY_ID, type="summary")
         self._derived.setdefault(SUMMARY_ID, [])
-        self._current[SUMMARY_ID] = None
         self._add(
             record,
             Message(id=SUMMARY_ID, kind="summary", role="system", text=summary, is_meta=True),

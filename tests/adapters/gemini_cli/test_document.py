@@ -292,9 +292,14 @@ def test_what_other_tools_fixtures_write_is_read_not_dropped() -> None:
         ("$summary", "summary", "List the files"),
     ]
     assert parser.messages[-1].is_meta
-    # A new summary replaces the text of the one record it is.
-    parser.feed(memoryview(json.dumps({**doc, "summary": "Listed the files"}).encode()))
-    assert [m.text for m in parser.messages if m.kind == "summary"] == ["Listed the files"]
+    # A new summary replaces the text of the one record it is; read again, it stays.
+    for _ in range(2):
+        parser.feed(memoryview(json.dumps({**doc, "summary": "Listed the files"}).encode()))
+        assert [(m.text, m.visibility) for m in parser.messages if m.kind == "summary"] == [
+            ("Listed the files", "visible")
+        ]
+    parser.feed(memoryview(json.dumps({**doc, "summary": None}).encode()))
+    assert [m.visibility for m in parser.messages if m.kind == "summary"] == ["inactive"]
 
 
 def test_a_cancel_in_a_document_does_not_hold_the_turns_after_it() -> None:
