@@ -7,6 +7,23 @@ the few its chat record types name that no capture happened to hold
 chat file, one JSON document (docs/providers/gemini-cli.md §7), as real users' files
 and other tools' fixtures of it hold it. A field or a record shape outside these sets is
 schema drift: counted in ``Chat.drift``, never fatal.
+
+Known and read into no canonical record, and why:
+
+* ``projectHash`` — a hash of the project's path; ``tmp/<project>/.project_root`` names
+  the project itself. ``lastUpdated`` — the file's own last write; every record carries
+  its time. ``directories``, ``memoryScratchpad`` — the workspace's extra directories and
+  the CLI's notes to itself, not the conversation. ``kind`` — read only as ``subagent``.
+* ``displayContent`` — the prompt as the TUI showed it; ``content`` is what the model was
+  given, and what the records hold.
+* a tool call's ``resultDisplay``, ``description``, ``displayName``,
+  ``renderOutputAsMarkdown`` — how the TUI draws the call; ``name``, ``args`` and
+  ``result`` are the call.
+* ``tokens.total`` (a sum of the others) — not a field the drift check sees (it checks a
+  record's own members), named here for completeness; a thought's ``timestamp`` too.
+* the log's ``summary`` (metadata, ``$set``) — the captures hold one only in a subagent's
+  file, where it repeats the final answer its ``complete_task`` call holds; a main
+  session's is not read yet (no capture shows one). The older document's is read.
 """
 
 from __future__ import annotations
