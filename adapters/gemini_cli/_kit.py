@@ -211,8 +211,7 @@ class DocumentKit(Kit):
             pass
         with open(path, "rb") as fh:
             after = fh.read()
-        kept = next((i for i, (a, b) in enumerate(zip(before, after)) if a != b), len(before))
-        return after[kept:]
+        return after[len(os.path.commonprefix([before, after])) :]
 
     def append_turn_in_steps(self, path: str) -> Iterator[None]:
         """One turn as the older CLI writes it, the whole file each time: the prompt; the
