@@ -211,7 +211,10 @@ class DocumentKit(Kit):
             pass
         with open(path, "rb") as fh:
             after = fh.read()
-        return after[len(os.path.commonprefix([before, after])) :]
+        kept = 0
+        while kept < min(len(before), len(after)) and before[kept] == after[kept]:
+            kept += 1
+        return after[kept:]
 
     def append_turn_in_steps(self, path: str) -> Iterator[None]:
         """One turn as the older CLI writes it, the whole file each time: the prompt; the
