@@ -228,7 +228,8 @@ class DocumentKit(Kit):
         messages.append(
             {"id": str(uuid.uuid4()), "timestamp": prompt_at, "type": "user", "content": "say hi"}
         )
-        yield self._save(path, document, prompt_at)
+        self._save(path, document, prompt_at)
+        yield
         asked_at = self._now()
         answer: dict[str, Any] = {
             "id": str(uuid.uuid4()),
@@ -242,7 +243,8 @@ class DocumentKit(Kit):
             "model": MODEL,
         }
         messages.append(answer)
-        yield self._save(path, document, asked_at)
+        self._save(path, document, asked_at)
+        yield
         done_at = self._now()
         response = {
             "functionResponse": {
@@ -264,7 +266,8 @@ class DocumentKit(Kit):
             "renderOutputAsMarkdown": False,
         }
         messages[-1] = {**answer, "toolCalls": [call]}
-        yield self._save(path, document, done_at)
+        self._save(path, document, done_at)
+        yield
         said_at = self._now()
         messages.append(
             {
@@ -277,7 +280,8 @@ class DocumentKit(Kit):
                 "model": MODEL,
             }
         )
-        yield self._save(path, document, said_at)
+        self._save(path, document, said_at)
+        yield
 
     def _save(self, path: str, document: dict[str, Any], at: str) -> None:
         document["lastUpdated"] = at
