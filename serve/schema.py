@@ -98,7 +98,8 @@ def openapi(*, conversations: bool) -> dict[str, Any]:
         responses: dict[str, Any] = {
             "200": {"description": "OK", "content": {"application/json": {"schema": schema[shape]}}}
         }
-        for status in (*failures, 401, 421):
+        # Any request can be refused (401, 421), badly put (400) or fail (500).
+        for status in sorted({*failures, 400, 401, 421, 500}):
             responses[str(status)] = {
                 "description": _STATUS[status],
                 "content": {"application/json": {"schema": error}},
