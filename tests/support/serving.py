@@ -3,6 +3,7 @@ of it: plain HTTP (``http.client``) and a Server-Sent Events reader."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -143,7 +144,7 @@ class EventStream:
                         data.append(value)
                     elif name == "id":
                         given = value
-        except (OSError, ValueError, http.client.HTTPException):
+        except Exception:  # noqa: BLE001 - a hang-up mid-chunk: the stream ended
             pass
         self.messages.put(None)
 
@@ -172,9 +173,7 @@ class EventStream:
     def close(self) -> None:
         """Hang up (the reading thread sees the end at once)."""
         if self.sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already closed by the server
                 self.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         self.conn.close()
         self.response.close()
