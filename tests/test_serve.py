@@ -319,3 +319,85 @@ def test_the_page_its_script_and_style_are_served_with_a_strict_policy(served) -
     # Transcript text goes in as text, never as markup.
     assert b"innerHTML" not in script.body and b"insertAdjacentHTML" not in script.body
     assert served.get("/static/style.css").status == 200
+
+
+def _everything(served: Served, run_ids: list[str]) -> dict[str, Answer]:
+    """Every endpoint, with every choice of its parameters this corpus gives."""
+    paths = ["/", "/static/app.js", "/static/style.css", "/api/v1/openapi.json", "/api/v1/server"]
+    paths += [
+        "/api/v1/runs",
+        "/api/v1/runs?all=true",
+        "/api/v1/sessions",
+        f"/api/v1/search?q={MARK}",
+    ]
+    for run_id in run_ids:
+        paths += [f"/api/v1/runs/{run_id}{route}" for route in ("", "/explain", "/replay")]
+    paths += [f"/api/v1/sessions/{MARKED}", f"/api/v1/sessions/{MARKED}?include_inactive=true"]
+    paths += [f"/api/v1/usage?by={by}" for by in ("day", "session", "model", "project")]
+    return {path: served.get(path) for path in paths}
+
+
+def _stream_bytes(served: Served, then) -> bytes:
+    """The event stream's opening, and the transition ``then`` makes."""
+    stream = served.events()
+    try:
+        messages = stream.until("ready")
+        then()
+        messages.append(stream.next())
+    finally:
+        stream.close()
+    return b"".join(m.data.encode() for m in messages)
+
+
+def test_no_conversations_never_sends_message_text(
+    world, make_claude_run, silent, tmp_path
+) -> None:
+    runtime = world["runtime"]
+    base = {"session_id": MARKED, "transcript_path": str(world["marked"]), "cwd": "/srv/mark"}
+    later = make_claude_run(runtime, "later")
+    hooks(later, silent, ("SessionStart", base), ("UserPromptSubmit", {**base, "prompt_id": "p2"}))
+    tool = {**base, "prompt_id": "p2", "tool_name": "Bash", "tool_use_id": "toolu_l"}
+    tool["tool_input"] = {"command": f"echo {MARK}"}
+
+    def asks() -> None:
+        hooks(later, silent, ("PreToolUse", tool), ("PermissionRequest", tool))
+
+    run_ids = ["approves", "asks", "idle", "later"]
+    with Served(["--runtime-dir", runtime]) as served:
+        told = _everything(served, run_ids)
+        streamed = _stream_bytes(served, asks)
+    # What the same requests carry when conversations are served: the test can fail.
+    leaks = {path for path, answer in told.items() if MARK.encode() in answer.body}
+    assert {"/api/v1/runs", f"/api/v1/runs/approves", f"/api/v1/sessions/{MARKED}"} <= leaks
+    assert f"/api/v1/search?q={MARK}" in leaks and MARK.encode() in streamed
+    hooks(later, silent, ("PostToolUse", {**tool, "tool_response": {"stdout": MARK}}))
+
+    with Served(["--runtime-dir", runtime, "--no-conversations"]) as served:
+        told = _everything(served, run_ids)
+        streamed = _stream_bytes(served, asks)
+        assert served.get("/api/v1/server").json()["conversations"] is False
+    for path, answer in told.items():
+        assert MARK.encode() not in answer.body.lower(), path
+        assert answer.status in (200, 403), (path, answer.status)
+    assert MARK.encode() not in streamed.lower()
+    refused = [path for path, answer in told.items() if answer.status == 403]
+    assert sorted(refused) == sorted(
+        [f"/api/v1/runs/{r}/{w}" for r in run_ids for w in ("explain", "replay")]
+        + ["/api/v1/sessions", f"/api/v1/search?q={MARK}"]
+        + [f"/api/v1/sessions/{MARKED}", f"/api/v1/sessions/{MARKED}?include_inactive=true"]
+    )
+    assert told["/api/v1/sessions"].json()["error"] == (
+        "sessions: not served: started with --no-conversations"
+    )
+    # What stays: the states and what kind of wait each is.
+    runs = {r["run_id"]: r for r in told["/api/v1/runs"].json()}
+    assert (runs["approves"]["state"], runs["approves"]["pending_approval"]["tool_name"]) == (
+        "needs_input",
+        "Bash",
+    )
+    assert (runs["asks"]["state"], runs["asks"]["pending_dialog"]["kind"]) == (
+        "question",
+        "question",
+    )
+    assert told["/api/v1/runs/approves"].json()["messages"] == []
+    assert told["/api/v1/usage?by=day"].json()["rows"]

@@ -153,7 +153,7 @@ def test_events_are_watchs_lines_and_a_reconnect_gets_exactly_what_it_missed(
                         Steps(make_claude_run(runtime_dir, "second"), silent, tmp_path)
                     )
                 ),
-                step(lambda: later[0].start()),
+                step(lambda: later[0].start()),  # noqa: PLW0108 - later[0] is made by the step before
             ]
             second = later[0]
             assert [(m["key"], m["event"], m["state"], m["task_state"]) for m in missed] == [
