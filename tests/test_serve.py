@@ -368,7 +368,7 @@ def test_no_conversations_never_sends_message_text(
         streamed = _stream_bytes(served, asks)
     # What the same requests carry when conversations are served: the test can fail.
     leaks = {path for path, answer in told.items() if MARK.encode() in answer.body}
-    assert {"/api/v1/runs", f"/api/v1/runs/approves", f"/api/v1/sessions/{MARKED}"} <= leaks
+    assert {"/api/v1/runs", "/api/v1/runs/approves", f"/api/v1/sessions/{MARKED}"} <= leaks
     assert f"/api/v1/search?q={MARK}" in leaks and MARK.encode() in streamed
     hooks(later, silent, ("PostToolUse", {**tool, "tool_response": {"stdout": MARK}}))
 
