@@ -12,8 +12,8 @@ over ``--seconds`` of wall time.
 Then the latency: a probe run outside the 200 is driven through ``--probes``
 transitions (a permission prompt opened, then answered, by its real hooks), one at a
 time, each at a random moment of serve's tick; for each, the time from the hook process
-that wrote the deciding record exiting to the SSE client reading the event. The median prints (target < 1 s), then the ratio last
-(target < 0.05).
+that wrote the deciding record exiting to the SSE client reading the event. The median
+prints (target < 1 s), then the ratio last (target < 0.05).
 
 Usage: python benchmarks/serve.py [--runs 200] [--gap 15] [--seconds 30] [--warmup 8]
                                   [--probes 50]
