@@ -67,6 +67,7 @@ __all__ = [
     "replay",
     "run",
     "run_key",
+    "run_provider",
     "search_history",
     "setup",
     "spool_sig",
@@ -347,6 +348,25 @@ def _finish(
         stamps=stamps,
         listing=listing,
     )
+
+
+def run_provider(run_id: str, runtime_dir: str | None = None) -> str:
+    """The provider of the run ``run_id`` (its run dir's ``provider`` file, else its
+    name). Raises ``RunIdError`` for an id that is not one, ``RunNotFoundError`` when the
+    runtime dir holds no such run, ``UnsupportedError`` when no registered adapter reads
+    it."""
+    from agentspool.core import runs
+    from agentspool.errors import RunNotFoundError
+    from agentspool.spool.layout import check_run_id
+
+    check_run_id(run_id)
+    runtime = _runtime(runtime_dir)
+    if not os.path.isdir(run_dir(runtime, run_id)):
+        raise RunNotFoundError(run_id, f"the runtime dir {runtime}")
+    provider = runs.provider_of(runtime, run_id, registry.names())
+    if not provider:
+        raise UnsupportedError(run_id, "no registered adapter reads this run")
+    return provider
 
 
 def _runtime(runtime_dir: str | None) -> str:
