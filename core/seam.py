@@ -500,6 +500,9 @@ class TranscriptFacts(msgspec.Struct, kw_only=True):
     """The session that spawned the subagent (``""`` for a main session)."""
     cwd: str = ""
     cli_version: str = ""
+    title: str = ""
+    """The session's title as the CLI keeps it (one it generated, or one the user gave);
+    ``""`` when it keeps none (the history then titles the session by its first prompt)."""
 
 
 class ResumedParse(Protocol):

@@ -190,12 +190,14 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         return [TranscriptFile(path=path) for path in sorted(found)]
 
     def resume_transcript(self, path: str, offset: int, state: bytes) -> ResumedFile[HistoryParser]:
-        parser = HistoryParser.resumed(state) if offset and state else None
+        # The CLI names a main transcript by its session (``HistoryParser``).
+        named = os.path.basename(path).removesuffix(".jsonl")
+        parser = HistoryParser.resumed(state, named) if offset and state else None
         fresh = parser is None
         return ResumedFile(
             path,
             0 if parser is None else offset,
-            parser or HistoryParser(),
+            parser or HistoryParser(named),
             fresh=fresh,
         )
 
