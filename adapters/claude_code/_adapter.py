@@ -118,6 +118,9 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         install_scopes=("user", "project"),
         discovers_sessions=True,
         resumes_transcripts=True,
+        # ``message.id`` is the Anthropic API's: 1.0.x ``--continue`` copies a response
+        # into the new file stamped with the time of the copy (docs/providers/claude-code.md §9).
+        unique_response_ids=True,
     )
     executable: ClassVar[str] = "claude"
 
@@ -215,6 +218,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             parser.messages,
             transcript_id=parser.session_id,
             transcript_path=session.transcript_path,
+            title=parser.title,
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
             drift=Drift(
@@ -306,6 +310,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             parser.messages,
             transcript_id=parser.session_id,
             transcript_path=transcript_path,
+            title=parser.title,
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
             drift=drift,
