@@ -103,7 +103,7 @@ def session_at(path: str) -> Session | None:
     parent's session."""
     if not path.endswith(".jsonl") or not os.path.isfile(path):
         return None
-    named = session_id = cwd = ""
+    named = cwd = ""
     conversation = subagent = False
     for n, head in enumerate(_heads(path)):
         if not head.type:
@@ -118,11 +118,8 @@ def session_at(path: str) -> Session | None:
             break
     if not named and not conversation:
         return None
-    if named and subagent:
-        session_id = named
-    else:
-        session_id = os.path.basename(path).removesuffix(".jsonl")
-    return Session(session_id=session_id, transcript_path=path, cwd=cwd)
+    own = os.path.basename(path).removesuffix(".jsonl")
+    return Session(session_id=named if named and subagent else own, transcript_path=path, cwd=cwd)
 
 
 def cwd_of(path: str) -> str:
