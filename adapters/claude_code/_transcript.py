@@ -22,6 +22,7 @@ that record, which a history parse hands out again with its ``seq`` (core/seam.p
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar, get_args, get_origin
@@ -375,6 +376,14 @@ def _error_text(line: _Line) -> str:
     return text
 
 
+def _digest(text: str) -> str:
+    """A prompt as the parse state keeps it to match it later: its digest (a Task prompt
+    can be pages long, and 2.1.x files keep every call's until the state drops it)."""
+    if not text:
+        return ""
+    return hashlib.blake2b(text.encode(errors="replace"), digest_size=12).hexdigest()
+
+
 def _prompt_text(message: _ApiMessage | None) -> str:
     """A user record's typed text (its string content, or its text blocks)."""
     if message is None:
@@ -430,7 +439,8 @@ class TranscriptParser:
         """uuid → inline subagent of its latest ``SIDE_RECORDS_KEPT`` records."""
         self._inline_agents: dict[str, None] = {}
         self._spawns: dict[str, tuple[str, str]] = {}
-        """tool_use_id → (prompt, description) of Task calls no inline subagent matched."""
+        """tool_use_id → (prompt digest, description) of the latest Task calls no inline
+        subagent matched."""
         self._unchecked: list[str] = []
         """Shapes met for the first time in the block being read: their fields are
         checked once it is read (a decoded line keeps no bytes; ADR 0014)."""
@@ -482,7 +492,8 @@ class TranscriptParser:
         if (line.is_sidechain is not self.sidechain or not self.session_id) and not self._enter(
             line
         ):
-            if self.sidechain is False:
+            if self.sidechain is False and kind in _CONVERSATION:
+                # A subagent's record in the main file (1.0.x): read as that subagent's.
                 self._agent, self._inline = self._inline_agent(line), True
             else:
                 if kind == "assistant":
@@ -593,7 +604,7 @@ class TranscriptParser:
     def _link(self, agent: str, line: _Line) -> None:
         """The ``subagent`` record that opens an inline subagent's group: under the Task
         call whose prompt is its first prompt (the CLI names the call nowhere else)."""
-        prompt = _prompt_text(line.message) if line.type == "user" else ""
+        prompt = _digest(_prompt_text(line.message)) if line.type == "user" else ""
         call, description = "", ""
         for tool_use_id, (asked, about) in self._spawns.items():
             if asked and asked == prompt:
@@ -958,8 +969,8 @@ class TranscriptParser:
         self.open_tools[tool_use_id] = (name, tool_input)
         if name in ("Agent", "Task") and not self._inline and tool_use_id:
             self._spawns[tool_use_id] = (
-                str(tool_input.get("prompt") or ""),
-                str(tool_input.get("description") or ""),
+                _digest(str(tool_input.get("prompt") or "")),
+                str(tool_input.get("description") or "")[:200],
             )
             if len(self._spawns) > SPAWNS_KEPT:
                 del self._spawns[next(iter(self._spawns))]
