@@ -51,8 +51,8 @@ def _entries() -> list[tuple[str, str]]:
 _DAAAIN = "rw-daaain-claude-code-log-test-test_data"
 _HAPPY = "rw-slopus-happy-packages-happy-cli-src-claude-utils-__fixtures__"
 # Sessions where agentspool knowingly differs from ccusage 20.0.24, each because ccusage is
-# wrong there (docs/adr/0025-usage.md names every case): "<provider> <key>" → why. All of
-# them are other tools' hand-written or edited test fixtures; no real session is here.
+# wrong there (docs/adr/0025-usage.md names every case): "<provider> <key>" → why. The
+# Claude Code ones are all in other tools' test fixtures, none in a real user's session.
 KNOWN_DIFFERENCES: dict[str, str] = {
     f"claude-code {_HAPPY}/duplicate-assistant-response.jsonl": "ccusage counts one response "
     "twice: two lines of message msg_01R62…, one without requestId (its key is id+requestId)",
