@@ -18,6 +18,12 @@ response's); 2.1.328 repeats the final usage on every line. The response's first
 carries its usage; a later line of it with other figures replaces them — on a copy of
 that record, which a history parse hands out again with its ``seq`` (core/seam.py,
 ``ResumedParse``). A line with usage and no ``message.id`` is counted on its own.
+
+Subagents: a subagent's own file (``<session>/subagents/agent-<id>.jsonl``, 2.0.x's
+``agent-<id>.jsonl``) holds only sidechain records and is read as that agent's. 1.0.7x to
+1.0.10x wrote them into the main file (``isSidechain: true``, no ``agentId``): each chain
+is read as its subagent's group, opened under the Task call whose prompt it begins with
+(docs/providers/claude-code.md §9.4, ADR 0032).
 """
 
 from __future__ import annotations
