@@ -1042,6 +1042,15 @@ def usage(
         )
 
 
+def _unique_response_ids(provider: str) -> bool:
+    """Whether the provider's response ids are unique across sessions (its capability;
+    ``False`` for a provider no longer registered: the safe reading)."""
+    try:
+        return registry.load(provider).capabilities.unique_response_ids
+    except AgentspoolError:
+        return False
+
+
 def _stored_usage(
     store: SessionStore, providers: Sequence[str], since: dt.date | None
 ) -> Iterator[tuple[SessionInfo, list[UsageRecord]]]:
@@ -1076,6 +1085,7 @@ def _stored_usage(
     ids = [s.id for members in chosen.values() for s in members]
     for record in store.usage_records(ids):
         records.setdefault(record.session, []).append(record)
+    unique = {provider: _unique_response_ids(provider) for provider in wanted}
     for (provider, _), members in chosen.items():
         main = members[0]
         started = [s.started for s in members if s.started]
@@ -1086,6 +1096,7 @@ def _stored_usage(
             path=main.path,
             started=min(started, default=0.0),
             updated=max(s.updated for s in members),
+            unique_ids=unique[provider],
         )
         yield info, [r for s in members for r in records.get(s.id, ())]
 

@@ -22,7 +22,9 @@ Each response counts once
     first record's moment, then their last record's (the session that stopped earlier is
     the one the others copied), then provider and session id. The timestamp is part of
     the key because an id alone is not unique across files written by test servers
-    that number their responses.
+    that number their responses — unless the session's ids are the API's own
+    (``SessionInfo.unique_ids``): a CLI may stamp a copy with the time it copied it
+    (Claude Code 1.0.x ``--continue``), so then ``(provider, message_id)`` is the key.
 
 The four token kinds are kept apart
     ``input_tokens`` here is plain input: neither read from nor written to the cache
@@ -81,6 +83,9 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     are not all of its records (0: the records given say)."""
     updated: float = 0.0
     """Epoch seconds of its last record with a time (0: the records given say)."""
+    unique_ids: bool = False
+    """Its records' ``message_id`` values are unique across sessions (the provider's
+    ``Capabilities.unique_response_ids``): a copy is known by its id alone."""
 
 
 class Charged(Protocol):
@@ -193,7 +198,8 @@ def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_En
     for _, entries in collected:
         for entry in entries:
             if entry.message_id:
-                key = (entry.session.provider, entry.message_id, entry.timestamp)
+                stamp = "" if entry.session.unique_ids else entry.timestamp
+                key = (entry.session.provider, entry.message_id, stamp)
                 if key in seen:
                     continue
                 seen.add(key)
