@@ -59,6 +59,7 @@ from agentspool.core.seam import (
     TranscriptHistory,
 )
 from agentspool.core.store import FileCursor, SessionStore
+from agentspool.spool.files import regular_fd
 
 __all__ = ["CHUNK", "FINGERPRINT", "IndexReport", "index_file", "index_history"]
 
@@ -166,7 +167,7 @@ def _opened(file: TranscriptFile) -> Iterator[int | None]:
     if file.within:
         yield None
         return
-    with open(file.path, "rb", buffering=0) as fh:
+    with open(regular_fd(file.path), "rb", buffering=0) as fh:
         yield fh.fileno()
 
 
@@ -355,7 +356,7 @@ def _same_bytes(path: str, cursor: FileCursor) -> bool:
     """Whether ``path`` holds, up to the cursor's offset, the bytes it parsed (an inode
     freed by a deleted file and taken by a new one does not)."""
     try:
-        with open(path, "rb", buffering=0) as fh:
+        with open(regular_fd(path), "rb", buffering=0) as fh:
             fd = fh.fileno()
             if os.fstat(fd).st_size < cursor.offset:
                 return False

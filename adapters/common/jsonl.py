@@ -20,6 +20,7 @@ from collections.abc import Callable
 from io import FileIO
 
 from agentspool.errors import TranscriptGoneError
+from agentspool.spool.files import regular_fd
 
 OnLines = Callable[[memoryview], None]
 
@@ -43,7 +44,7 @@ class JsonlFollower:
 
     def _open(self) -> FileIO:
         try:
-            return open(self.path, "rb", buffering=0)
+            return open(regular_fd(self.path), "rb", buffering=0)
         except (FileNotFoundError, NotADirectoryError):
             raise TranscriptGoneError(self._run_id, self.path) from None
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Generic, Protocol, TypeVar
 
 from agentspool.core.seam import Message, TranscriptFacts
+from agentspool.spool.files import regular_fd
 
 
 class Resumable(Protocol):
@@ -61,7 +62,7 @@ class ResumedFile(Generic[P]):
         return self.parser.count
 
     def read(self, limit: int) -> list[Message]:
-        with open(self.path, "rb", buffering=0) as fh:
+        with open(regular_fd(self.path), "rb", buffering=0) as fh:
             fh.seek(self.offset)
             data = fh.read(max(limit, 1))
             cut = data.rfind(b"\n") + 1
