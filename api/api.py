@@ -1095,10 +1095,29 @@ def open_history(store: str | None = None) -> SessionStore:
     from agentspool.core.store import SessionStore
 
     path = store or default_store_path()
+    loose = ""
     if path != ":memory:":
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, mode=0o700, exist_ok=True)
-    return SessionStore(path)
+        if store is None:
+            loose = _privatise_data_dir(directory)
+    opened = SessionStore(path)
+    if loose:
+        opened.tightened = ", ".join(filter(None, [opened.tightened, loose]))
+    return opened
+
+
+def _privatise_data_dir(directory: str) -> str:
+    """Tighten agentspool's own data dir (``default_store_path``'s) that group or others
+    could enter; a dir the user named with ``--store`` is theirs to set. ``""`` when it
+    was already private."""
+    import stat
+
+    st = os.stat(directory, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or not st.st_mode & 0o077:
+        return ""
+    os.chmod(directory, 0o700)  # a real dir of ours (lstat above): no symlink to follow
+    return f"its dir mode {stat.S_IMODE(st.st_mode):o}"
 
 
 def index_history(

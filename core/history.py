@@ -98,6 +98,9 @@ class IndexReport(msgspec.Struct, kw_only=True):
     busy: bool = False
     """Another indexer held the store: this run did nothing (``wait=False``)."""
     errors: list[str] = []
+    tightened: str = ""
+    """The store was readable by others and was made private (``SessionStore.tightened``:
+    what its mode was)."""
 
 
 class _Planned(msgspec.Struct, kw_only=True):
@@ -390,7 +393,7 @@ def index_history(
     """Bring ``store`` up to date with every transcript the adapters find (module
     docstring). ``wait=False``: if another indexer runs, do nothing (``busy``)."""
     started = time.monotonic()
-    report = IndexReport()
+    report = IndexReport(tightened=store.tightened)
     with _run_lock(store, wait=wait) as held:
         if not held:
             report.busy = True
