@@ -236,11 +236,8 @@ def _refuse_project(scope: InstallScope) -> None:
 
 
 def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
+    # Refuses a symlink, a FIFO, text that is not UTF-8, in one line (``install``).
+    return install.read_text(path)
 
 
 def install_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:

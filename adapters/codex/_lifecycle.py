@@ -117,11 +117,12 @@ def _with_block(base: str, entries: list[str]) -> str:
 
 
 def _read_config(path: str) -> tuple[str, int]:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:  # keep \r\n as it is
-            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o777
-    except FileNotFoundError:
+    from agentspool.adapters.common import install  # refuses a FIFO, a symlink, non-UTF-8
+
+    data, mode = install.read_file(path)
+    if data is None:
         return "", 0o600
+    return install.decode(data, path), mode & 0o777  # \r\n kept as it is
 
 
 def trust(home: str | None = None) -> str:
