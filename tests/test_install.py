@@ -307,7 +307,7 @@ def test_a_symlinked_settings_file_is_refused_and_its_target_untouched(tmp_path:
     home = tmp_path / "claude"
     home.mkdir()
     (home / "settings.json").symlink_to(dotfiles / "settings.json")
-    with pytest.raises(agentspool.SettingsError, match="is a symlink .*left untouched"):
+    with pytest.raises(agentspool.SettingsError, match=r"is a symlink .*left untouched"):
         agentspool.install("claude-code", directory=str(home))
     assert (dotfiles / "settings.json").read_text() == '{"model": "opus"}\n'
     assert sorted(os.listdir(dotfiles)) == ["settings.json"]
