@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +78,9 @@ class Follower:
     hooks append to."""
     ended_here: set[str] = field(default_factory=set)
     """Runs seen to end while watching: they stay listed (last), so the end is seen."""
-    _children: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _children: list[threading.Thread] = field(default_factory=list)
+    dropped: int = 0
+    """``--on-wait`` commands not started: ``MAX_ON_WAIT`` were still running."""
 
     def wanted(self, run: RunSummary) -> bool:
         return (not self.providers or run.provider in self.providers) and (
@@ -135,21 +138,40 @@ class Follower:
         return out
 
     def on_wait(self, run: RunSummary, command: str) -> None:
-        """Run ``command`` (a shell line) with the run's JSON on stdin; never wait on it."""
+        """Run ``command`` (a shell line) with the run's JSON on stdin, off the refresh
+        path: a thread starts it and feeds it. A command that does not read its stdin
+        blocks its own thread once the JSON outgrows the pipe (64 KiB), never the
+        watch; at most ``MAX_ON_WAIT`` run at once (more are dropped and counted)."""
         import msgspec
 
-        self._children = [c for c in self._children if c.poll() is None]
+        self._children = [t for t in self._children if t.is_alive()]
+        if len(self._children) >= MAX_ON_WAIT:
+            self.dropped += 1
+            return
+        data = msgspec.json.encode(run) + b"\n"
+        thread = threading.Thread(target=_feed, args=(command, data), name="on-wait", daemon=True)
+        thread.start()
+        self._children.append(thread)
+
+
+MAX_ON_WAIT = 16
+
+
+def _feed(command: str, data: bytes) -> None:
+    try:
         # The operator's own command line, as they typed it for --on-wait.
         child = subprocess.Popen(  # noqa: S602
             command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
         )
-        assert child.stdin is not None
-        try:
-            child.stdin.write(msgspec.json.encode(run) + b"\n")
-            child.stdin.close()
-        except OSError:
-            pass  # it did not read its stdin: its business
-        self._children.append(child)
+    except OSError:
+        return
+    assert child.stdin is not None
+    try:
+        child.stdin.write(data)
+        child.stdin.close()
+    except OSError:
+        pass  # it did not read its stdin: its business
+    child.wait()  # reaped here, so the thread lives as long as the command: the bound
 
 
 def notify(run: RunSummary) -> None:
