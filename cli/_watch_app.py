@@ -229,7 +229,10 @@ class WatchApp(App[None]):
         self.rows = rows
         self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
         filtered = f"  filter: {' '.join(self.words)}" if self.words else ""
-        self.sub_title = f"{len(runs)} run{'' if len(runs) == 1 else 's'}{filtered}"
+        left = self.follower.poll.warnings if self.follower.poll is not None else {}
+        unreadable = f"  ({len(left)} left out: {next(iter(left.values()))})" if left else ""
+        count = f"{len(runs)} run{'' if len(runs) == 1 else 's'}"
+        self.sub_title = one_line(f"{count}{filtered}{unreadable}")
         selected = self.query_one(RunList).selected()
         drawn = rows[selected][0] if selected in rows else None
         if selected != self.selected:

@@ -712,7 +712,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    runs = agentspool.list_runs(args.runtime_dir, include_ended=args.all)
+    warnings: list[str] = []
+    runs = agentspool.list_runs(args.runtime_dir, include_ended=args.all, warnings=warnings)
+    for warning in warnings:  # one bad run is one line, never the whole list
+        _say(f"agentspool: warning: {warning}", file=sys.stderr)
     if args.json:
         _print_json(runs)
         return EXIT_OK

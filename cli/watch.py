@@ -23,6 +23,7 @@ from typing import Any
 
 import agentspool
 from agentspool import RunPoll, RunSummary
+from agentspool.cli._terminal import one_line
 
 WAITING = ("question", "needs_input")
 INTERVAL = 0.5
@@ -81,6 +82,8 @@ class Follower:
     _children: list[threading.Thread] = field(default_factory=list)
     dropped: int = 0
     """``--on-wait`` commands not started: ``MAX_ON_WAIT`` were still running."""
+    new_warnings: list[str] = field(default_factory=list)
+    """Runs the last tick left out that the tick before did not (``RunPoll.warnings``)."""
 
     def wanted(self, run: RunSummary) -> bool:
         return (not self.providers or run.provider in self.providers) and (
@@ -99,6 +102,8 @@ class Follower:
             full=self.full,
         )
         self.ticks += 1
+        shown = before.warnings if before is not None else {}
+        self.new_warnings = [w for k, w in self.poll.warnings.items() if shown.get(k) != w]
         old = before.runs if before is not None else {}
         out = []
         for key in self.poll.changed:
@@ -223,6 +228,8 @@ def follow_lines(
     start = time.monotonic()
     while True:
         moved = follower.tick()
+        for warning in follower.new_warnings:  # one bad run: one line, once
+            sys.stderr.write(f"agentspool: warning: {one_line(warning)}\n")
         now = time.time()
         for change in moved:
             write(msgspec.json.encode(change.line(now)) + b"\n")

@@ -92,3 +92,56 @@ def test_a_fifo_spool_does_not_hold_read(claude_run):
         claude_run.runtime_dir,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_one_bad_run_is_one_warning_in_ls_and_watch(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    """A run dir others can write, a run whose transcript is a directory, one whose
+    transcript is a FIFO: each is one warning line; the good run is listed."""
+    good = make_claude_run(runtime_dir, "good")
+    silent(good.run(json.dumps({"session_id": "g"}).encode(), "SessionStart"))
+    loose = make_claude_run(runtime_dir, "loose")
+    os.chmod(loose.run_dir, 0o770)
+    for name, make in (("dir", os.mkdir), ("fifo", os.mkfifo)):
+        path = tmp_path / f"{name}.jsonl"
+        make(path)
+        run = make_claude_run(runtime_dir, f"odd-{name}")
+        payload = {"session_id": name, "transcript_path": str(path)}
+        silent(run.run(json.dumps(payload).encode(), "SessionStart"))
+    for argv in (["ls", "--json"], ["watch", "--once"]):
+        proc = agentspool(*argv, "--runtime-dir", runtime_dir)
+        assert proc.returncode == 0, proc.stderr
+        if argv[0] == "ls":
+            listed = [r["run_id"] for r in json.loads(proc.stdout)]
+        else:
+            listed = [json.loads(line)["run_id"] for line in proc.stdout.splitlines()]
+        assert listed == ["good"]
+        warnings = sorted(proc.stderr.splitlines())
+        assert len(warnings) == 3, proc.stderr
+        assert all(w.startswith("agentspool: warning: claude-code run ") for w in warnings)
+        assert "run loose: left out" in warnings[0] and "writable by group" in warnings[0]
+        assert "odd-dir" in warnings[1] and "is a directory" in warnings[1]
+        assert "odd-fifo" in warnings[2] and "is a FIFO" in warnings[2]
+
+
+def test_sig_refuses_what_read_refuses(claude_run) -> None:
+    """``sig`` must not answer for a spool ``read`` refuses (one others may write)."""
+    Path(claude_run.spool_path()).write_bytes(b"")
+    os.chmod(claude_run.spool_path(), 0o666)
+    where = ["claude-code", "--run-id", claude_run.run_id, "--runtime-dir", claude_run.runtime_dir]
+    read = agentspool("read", *where)
+    sig = agentspool("sig", *where)
+    assert read.returncode == 1 and "writable by group or others" in read.stderr
+    assert (sig.returncode, sig.stdout) == (1, ""), sig.stdout
+    assert sig.stderr == read.stderr
+
+
+def test_replay_of_a_symlinked_run_dir_says_refused_not_missing(claude_run, tmp_path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    os.rename(claude_run.run_dir, elsewhere)
+    os.symlink(elsewhere, claude_run.run_dir)
+    line = one_line(
+        agentspool("replay", claude_run.run_id, "--runtime-dir", claude_run.runtime_dir)
+    )
+    assert "symlink" in line and "not found" not in line
