@@ -952,6 +952,12 @@ def _positive(text: str) -> float:
 DEMO_END_HOLD = 3.0  # seconds the view stays on the ended runs
 
 
+def _demo_hold(speed: float) -> float:
+    """Seconds the view stays on the ended runs: shorter when played faster, but never
+    less than two of watch's full polls (a process's end is seen by those)."""
+    return max(2.0, DEMO_END_HOLD / min(speed, 3.0))
+
+
 def _leave_on(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
@@ -1019,7 +1025,9 @@ def _demo_with_watch(demo: agentspool.DemoReplay, speed: float) -> None:
     )
     try:
         demo.play()
-        demo.play(DEMO_END_HOLD / min(speed, 3.0))
+        # The last step is a run's end: the view needs time to show it (play() returns at
+        # once when no step is left, so it cannot be the wait).
+        time.sleep(_demo_hold(speed))
     finally:
         view.terminate()
         try:
@@ -1047,7 +1055,7 @@ def _demo_with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
     while more:
         draw()
         more = demo.play(1.0)
-    deadline = time.monotonic() + DEMO_END_HOLD / min(speed, 3.0)
+    deadline = time.monotonic() + _demo_hold(speed)
     while time.monotonic() < deadline:
         draw()
         time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))

@@ -212,7 +212,9 @@ def test_the_demo_shows_every_state_on_screen_and_leaves_nothing(tmp_path: Path)
                 run = re.search(
                     r"\bdemo-(?:claude-permission|claude-question|codex-approval)\b", line
                 )
-                state = re.search(r"\b(idle|working|needs_input|question|ended)\b", line)
+                # after the run id: "demo-claude-question" holds a state word itself
+                rest = line[run.end() :] if run else ""
+                state = re.search(r"\b(idle|working|needs_input|question|ended)\b", rest)
                 if run and state:
                     shown = state.group(1)
                     if "approve Bash" in line:
@@ -228,6 +230,9 @@ def test_the_demo_shows_every_state_on_screen_and_leaves_nothing(tmp_path: Path)
     states = {state for _, state in seen}
     assert {"idle", "working", "needs_input approve", "question asks", "ended"} <= states, seen
     assert ("demo-codex-approval", "needs_input approve") in seen
+    # every run's end is on screen, Codex's too: its end is only its process gone (issue 21)
+    for run in ("demo-claude-permission", "demo-claude-question", "demo-codex-approval"):
+        assert (run, "ended") in seen, sorted(seen)
     assert agents_seen
     assert os.listdir(temp) == []
     assert _processes_under(temp) == []

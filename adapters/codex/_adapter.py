@@ -254,6 +254,17 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
         thread_id = thread_id_from_path(transcript_path)
         return TranscriptView(follower(transcript_path, run_id), lambda: RolloutParser(thread_id))
 
+    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
+        """For ``spool_sig``: the rollout, and the codex process's liveness by stat alone
+        (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer
+        has). Codex fires no hook when it exits, so without these a watcher never reads
+        the run again and never sees it end."""
+        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
+        watched = [path] if path else []
+        if pid:
+            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
+        return tuple(watched)
+
     def sessions(self, since: float) -> list[Session]:
         """Rollouts changed at or after ``since``
         (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…``). Codex keeps no status file: a
