@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     )
     from agentspool.core.store import SearchHit, SessionStore, StoredSession, UsageRecord
     from agentspool.core.usage import UsageGrouping, UsageReport, UsageRow
+    from agentspool.core.words import state_phrase, task_phrase
     from agentspool.demo import DemoReplay, DemoRun, DemoStep
     from agentspool.errors import (
         AgentspoolError,
@@ -170,6 +171,7 @@ _LAZY = {
         ["SearchHit", "SessionStore", "StoredSession", "UsageRecord"], "agentspool.core.store"
     ),
     "RunSummary": "agentspool.core.runs",
+    **dict.fromkeys(["state_phrase", "task_phrase"], "agentspool.core.words"),
     "SweepReport": "agentspool.spool.sweep",
     **dict.fromkeys(
         [
@@ -270,7 +272,9 @@ __all__ = [
     "setup",
     "show_session",
     "spool_sig",
+    "state_phrase",
     "sweep_spools",
+    "task_phrase",
     "tidy",
     "uninstall",
     "untrust",

@@ -225,9 +225,17 @@ def _parser() -> argparse.ArgumentParser:
         "Read the run afresh and show every canonical event the read folded — hook records, "
         "transcript records, status-file readings — in fold order, with its time and "
         "source, the state after it, or why it was judged stale; then the decisive "
-        "evidence.",
+        "evidence. The run by its id (`explain RUN_ID`, as ls prints it), or as "
+        "`explain PROVIDER --run-id RUN_ID`.",
     )
-    run_args(p)
+    p.add_argument(
+        "ids",
+        nargs="*",
+        metavar="[PROVIDER] RUN_ID",
+        help="the run's id, as ls prints it (a provider before it, or --run-id, also works)",
+    )
+    p.add_argument("--run-id", default=None, help="the run's id (letters, digits, . _ -)")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
     transcript_arg(p)
     p.add_argument(
         "--last",
@@ -709,49 +717,49 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(runs)
         return EXIT_OK
-    import time
+    from agentspool.cli.render import print_runs  # rich: only the commands that draw
 
-    now = time.time()
-    for run in runs:
-        print(_ls_line(run, now))
+    terminal = sys.stdout.isatty()
+    if runs:
+        print_runs(runs, time.time(), terminal=terminal)
+    elif terminal:
+        print("no live runs" if not args.all else "no runs")
     return EXIT_OK
 
 
-def _ago(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
-
-
-def _ls_line(run: agentspool.RunSummary, now: float) -> str:
-    since = _ago(max(0.0, now - run.since)) if run.since else "-"
-    task = run.task_state + (f" ({run.task_reason})" if run.task_reason else "")
-    waits = ""
-    if run.pending_approval is not None:
-        command = run.pending_approval.tool_input.get("command", "")
-        waits = f"  approve {run.pending_approval.tool_name}" + (
-            f": {command}" if isinstance(command, str) and command else ""
-        )
-    elif run.pending_dialog is not None:
-        options = " / ".join(o.label for o in run.pending_dialog.options)
-        waits = f"  asks: {run.pending_dialog.prompt}" + (f" [{options}]" if options else "")
-    title = f"  {run.title}" if run.title else ""
-    name = run.run_id or f"(no hooks) {run.session_id[:12]}"
-    return (
-        f"{run.provider:<12} {name:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
-    ).rstrip()
+def _explained_run(args: argparse.Namespace) -> tuple[str | None, str] | None:
+    """``(provider or None, run id)`` from ``explain``'s words; ``None``: bad usage."""
+    ids: list[str] = args.ids
+    providers = agentspool.providers()
+    if args.run_id is not None:
+        if len(ids) > 1 or (ids and ids[0] not in providers):
+            return None
+        return (ids[0] if ids else None), args.run_id
+    if len(ids) == 1:
+        return None, ids[0]
+    if len(ids) == 2 and ids[0] in providers:
+        return ids[0], ids[1]
+    return None
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-
-    found = agentspool.explain(args.provider, args.run_id, args.runtime_dir, args.transcript)
+    named = _explained_run(args)
+    if named is None:
+        providers = ", ".join(agentspool.providers())
+        return _usage(
+            f"explain: give a run id (explain RUN_ID), or a provider ({providers}) and its run id"
+        )
+    provider, run_id = named
+    found = agentspool.explain(provider, run_id, args.runtime_dir, args.transcript)
     if args.json:
         _print_json(found)
         return EXIT_OK
     chat = found.chat
-    task = chat.task_state + (f" ({chat.task_reason})" if chat.task_reason else "")
-    print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
+    task = agentspool.task_phrase(chat.task_state, chat.task_reason, declared=chat.task_declared)
+    print(
+        f"{run_id} ({found.provider}): {agentspool.state_phrase(chat)} "
+        f"(state {chat.state}; task {task})"
+    )
 
     steps = found.steps
     ignored = sum(1 for s in steps if s.ignored)
@@ -760,7 +768,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     for step in shown:
         event = step.event
         kind = type(event).__struct_config__.tag
-        effect = f"ignored: {step.ignored}" if step.ignored else f"-> {step.state}/{step.activity}"
+        effect = f"ignored: {step.ignored}" if step.ignored else f"-> {_step_phrase(step)}"
         print(f"  {_when(event.at)}  {event.source or '-':<28} {kind:<28} {effect}")
     print("decided by:")
     for evidence in chat.evidence:
@@ -769,6 +777,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     print(f"parse counters (CLI version {version}): {chat.drift.describe() or 'nothing unknown'}")
     print(f"transcript: {chat.transcript_path or '(not located yet)'}")
     return EXIT_OK
+
+
+def _step_phrase(step: Any) -> str:
+    """A step's state in words (``state_phrase`` of its state and activity: a step does
+    not carry the pending call, so an open prompt reads "approve a tool call")."""
+    return agentspool.state_phrase(agentspool.Chat(state=step.state, activity=step.activity))
 
 
 def _cmd_tidy(args: argparse.Namespace) -> int:
@@ -809,11 +823,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     )
     if found.transcript_gone:
         print(f"  (transcript gone: {found.transcript_gone}; spool and ledger only)")
+    declared = False
     for t in found.transitions:
-        task = t.task_state + (f" ({t.task_reason})" if t.task_reason else "")
+        declared = declared or t.event == "state.task_state"
+        task = agentspool.task_phrase(t.task_state, t.task_reason, declared=declared)
         print(
             f"  {_when(t.at)}  {t.channel:<8} {t.source:<28} {t.event:<28} "
-            f"-> {t.state}/{t.activity}, task {task}"
+            f"-> {_step_phrase(t)}; task {task}"
         )
     return EXIT_OK
 
@@ -991,10 +1007,11 @@ def _demo_transitions(demo: agentspool.DemoReplay, *, as_json: bool) -> None:
             waits = f"approve {chat.pending_approval.tool_name}"
         elif chat.pending_dialog is not None:
             waits = f"{chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
-        shown = f"{chat.state} {waits}"
-        if last.get(run.run_id) == shown:
+        shown = agentspool.state_phrase(chat)
+        key = f"{chat.state}\0{waits}\0{shown}"
+        if last.get(run.run_id) == key:
             return
-        last[run.run_id] = shown
+        last[run.run_id] = key
         if as_json:
             _print_json(
                 {
@@ -1040,15 +1057,15 @@ def _demo_with_watch(demo: agentspool.DemoReplay, speed: float) -> None:
 def _demo_with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
     import time
 
+    from agentspool.cli.render import print_runs
+
     def draw() -> None:
         runs = agentspool.list_runs(demo.runtime_dir, include_ended=True, sessions=False)
-        now = time.time()
-        lines = [
-            "agentspool demo: recorded sessions replayed through the real hooks (Ctrl-C stops)",
-            "",
-            *(_ls_line(run, now) for run in runs),
-        ]
-        sys.stdout.write("\x1b[H\x1b[2J" + "\n".join(lines) + "\n")
+        sys.stdout.write(
+            "\x1b[H\x1b[2Jagentspool demo: recorded sessions replayed through the real "
+            "hooks (Ctrl-C stops)\n\n"
+        )
+        print_runs(runs, time.time(), terminal=sys.stdout.isatty())
         sys.stdout.flush()
 
     more = True

@@ -32,6 +32,7 @@ import msgspec
 from rich.console import Console
 from rich.text import Text
 
+import agentspool
 from agentspool import Usage
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ class Renderer:
             ("cwd", chat.cwd or "(not named)"),
             ("model", ", ".join(models) or "(not named)"),
             ("time", _span(stamps[0], stamps[-1]) if stamps else "(no timestamps)"),
-            ("state", chat.state),
+            # history: a session whose process is not known to run gets no live word
+            ("state", agentspool.state_phrase(chat, history=chat.process != "alive")),
             ("records", records),
             ("subagents", str(len(detail.subagents))),
             ("usage", _usage_text(detail.usage)),

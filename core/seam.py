@@ -403,6 +403,9 @@ class Chat(msgspec.Struct, kw_only=True):
     process: ProcessState = "unknown"
     """Whether that process still runs (checked against its start time, so a reused pid
     reads ``gone``). ``gone`` is terminal: core then reads the run as ``ended``."""
+    task_declared: bool = False
+    """Whether the run's ledger holds a task declaration (``task_state`` is otherwise the
+    default, ``active``, that nobody said); set by core, never by an adapter."""
 
 
 class Adapter(Protocol):

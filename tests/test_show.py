@@ -470,3 +470,17 @@ def test_the_pager_is_fed_as_the_text_is_drawn(tmp_path) -> None:
     assert "\x1b[" in fed  # drawn for the terminal the pager shows it on
     assert fed.replace("\n", "\r\n") == screen  # all of it, through the pager
     assert "claude-code session" in re.sub(r"\x1b\[[0-9;]*m", "", fed)
+
+
+@pytest.mark.parametrize("capture", sessions(), ids=_id)
+def test_a_finished_session_says_ended_or_last_turn_ended_never_a_live_word(
+    capture, capsys
+) -> None:
+    """Issue 21: ``show`` of a session whose process is gone said ``state needs_input``."""
+    _, path = capture
+    (state,) = [line for line in rendered(capsys, path) if line.startswith("state")]
+    said = state.split(None, 1)[1]
+    assert said in ("ended", "last turn ended", "last turn has no recorded end") or said.startswith(
+        "stopped at: "
+    ), state
+    assert not any(word in said for word in ("needs_input", "your turn", "working", "idle"))
