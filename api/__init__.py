@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from agentspool.core.usage import UsageGrouping, UsageReport, UsageRow
     from agentspool.core.words import state_phrase, task_phrase
     from agentspool.demo import DemoReplay, DemoRun, DemoStep
+    from agentspool.doctor import DoctorCheck, DoctorReport, broken_installs, doctor
     from agentspool.errors import (
         AgentspoolError,
         AmbiguousSessionError,
@@ -160,6 +161,9 @@ _LAZY = {
         "agentspool.core.seam",
     ),
     **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
+    **dict.fromkeys(
+        ["DoctorCheck", "DoctorReport", "broken_installs", "doctor"], "agentspool.doctor"
+    ),
     **dict.fromkeys(["SessionView", "find_session", "show_session"], "agentspool.sessions"),
     **dict.fromkeys(
         ["SessionDetail", "SubagentGroup", "ToolInvocation", "assemble_session_detail"],
@@ -210,6 +214,8 @@ __all__ = [
     "DemoStep",
     "DialogOption",
     "DialogQuestion",
+    "DoctorCheck",
+    "DoctorReport",
     "Evidence",
     "Explanation",
     "IndexReport",
@@ -253,8 +259,10 @@ __all__ = [
     "UsageRow",
     "__version__",
     "assemble_session_detail",
+    "broken_installs",
     "declare",
     "default_store_path",
+    "doctor",
     "explain",
     "find_session",
     "index_history",

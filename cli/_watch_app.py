@@ -139,6 +139,7 @@ class RunList(ScrollView, can_focus=True):
 class WatchApp(App[None]):
     CSS = """
     #columns { height: 1; text-style: bold; }
+    #warning { height: auto; color: $warning; text-style: bold; }
     #runs { height: 1fr; }
     #detail-box { height: 1fr; border-top: solid $accent; }
     #filter { dock: bottom; display: none; }
@@ -152,8 +153,9 @@ class WatchApp(App[None]):
         Binding("escape", "clear_filter", "clear filter", show=False),
     ]
 
-    def __init__(self, follower: Follower, *, bell: bool, on_wait: str) -> None:
+    def __init__(self, follower: Follower, *, bell: bool, on_wait: str, warning: str = "") -> None:
         super().__init__()
+        self.warning = warning.removeprefix("agentspool: ")
         self.follower = follower
         self.bell_on_wait = bell
         self.on_wait_command = on_wait
@@ -170,6 +172,8 @@ class WatchApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        if self.warning:
+            yield Static(escape(self.warning), id="warning")
         yield Static("", id="columns")
         yield RunList(id="runs")
         with VerticalScroll(id="detail-box"):

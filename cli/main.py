@@ -578,6 +578,10 @@ def _parser() -> argparse.ArgumentParser:
     json_arg(p, "a list of SearchHit objects (session, seq, kind, role, timestamp, snippet, rank)")
     p.set_defaults(func=_cmd_search)
 
+    from agentspool.cli import doctor
+
+    doctor.add_parser(command, json_arg)
+
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
     p.add_argument(
@@ -712,7 +716,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
 
 
+def install_warning() -> str:
+    """One line when an installed hook cannot record (``agentspool.broken_installs``),
+    else ``""``: what ``ls`` and ``watch`` say before anything else."""
+    broken = agentspool.broken_installs()
+    if not broken:
+        return ""
+    more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+    return f"agentspool: warning: {broken[0]}{more}; agentspool doctor says how to mend it"
+
+
 def _cmd_ls(args: argparse.Namespace) -> int:
+    warning = install_warning()
+    if warning:
+        print(warning, file=sys.stderr)
     runs = agentspool.list_runs(args.runtime_dir, include_ended=args.all)
     if args.json:
         _print_json(runs)
@@ -925,7 +942,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     from agentspool.cli import watch
 
     follower = watch.Follower(args.runtime_dir, args.provider, args.state, interval=args.interval)
+    warning = install_warning()
     if args.json or args.once or args.duration is not None or not watch.stdout_is_terminal():
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
 
         def write(line: bytes) -> None:
             sys.stdout.buffer.write(line)
@@ -945,7 +965,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             return EXIT_OK
     from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
 
-    app = WatchApp(follower, bell=args.bell, on_wait=args.on_wait)
+    app = WatchApp(follower, bell=args.bell, on_wait=args.on_wait, warning=warning)
     app.run()
     if app.interrupted:
         import os

@@ -175,6 +175,19 @@ class InstalledFile(msgspec.Struct, frozen=True, kw_only=True):
     """Where the file as it was before agentspool first added to it is kept ("" if none)."""
 
 
+class InstalledHook(msgspec.Struct, frozen=True, kw_only=True):
+    """One hook ``agentspool install`` put in a CLI's own settings, as found there now
+    (``agentspool doctor``)."""
+
+    path: str
+    """The settings file (or plugin file) holding it."""
+    event: str
+    command: str = ""
+    """The shell command the CLI runs; ``""`` for a plugin the CLI loads itself."""
+    current: bool = True
+    """Whether it is what this agentspool would install (else an older or another one's)."""
+
+
 class InstallReport(msgspec.Struct, frozen=True, kw_only=True):
     """What ``install``/``uninstall`` did: every file it looked at, in order."""
 
