@@ -73,24 +73,23 @@ def test_the_readme_pasted_into_a_fresh_shell_works(tmp_path: Path) -> None:
     pane = tmux.start(["bash", "--login"], cwd=str(clone), env=env, width=80, height=24)
     try:
         pane.wait_until(lambda s: "$" in s or "#" in s, timeout=30)
-        pane.send_text("PROMPT_COMMAND='printf \"::rc=%s::\\n\" $?'; clear")
+        pane.send_text("PROMPT_COMMAND='printf \"::rc=%s::\\n\" $?'")
         pane.send_keys("Enter")
+        pane.wait_until(lambda _: bool(_rcs(_history(pane))), timeout=30)
+        base = len(_rcs(_history(pane)))  # the markers before the first README line
         assert shutil.which("agentspool", path=f"{tools}:/usr/bin:/bin") is None
-        done = 0
-        for line in [*readme_block("Try it"), *readme_block("Set up")]:
+        lines = [*readme_block("Try it"), *readme_block("Set up")]
+        for done, line in enumerate(lines, base):
             pane.send_text(line)
             pane.send_keys("Enter")
             timeout = next((t for cmd, t in SLOW.items() if line.startswith(cmd)), 60.0)
             if line.startswith("agentspool watch"):
                 pane.wait_until(lambda s: "PROVIDER" in s or "no live runs" in s, timeout=60)
                 pane.send_keys("q")
-            screen = pane.wait_until(
-                lambda s, n=done: len(_rcs(_history(pane))) > n, timeout=timeout
-            )
+            pane.wait_until(lambda _, n=done: len(_rcs(_history(pane))) > n, timeout=timeout)
             rcs = _rcs(_history(pane))
             assert rcs[done] == 0, f"{line!r} exited {rcs[done]}:\n{_history(pane)}"
-            done += 1
-            del screen
+        assert len(_rcs(_history(pane))) == base + len(lines)
     finally:
         pane.kill()
     assert (home / ".local" / "bin" / "agentspool").exists()
