@@ -362,9 +362,10 @@ def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) ->
     except AgentspoolError as exc:
         return [*lines, f"(cannot read: {escape(str(exc))})"]
     usage = chat.usage
+    plain = usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens
     lines.append(
-        f"usage: {usage.input_tokens} in, {usage.output_tokens} out, "
-        f"{usage.cached_input_tokens} of them cached"
+        f"usage: input {plain:,} · output {usage.output_tokens:,} · cache read "
+        f"{usage.cached_input_tokens:,} · cache write {usage.cache_write_tokens:,}"
     )
     lines.append("[b]last messages[/b]")
     for message in chat.messages[-LAST_MESSAGES:]:

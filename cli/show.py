@@ -405,9 +405,15 @@ def _usage(records: Iterable[Message]) -> Usage:
     return total
 
 
+def plain_input(usage: Usage) -> int:
+    """Input neither read from nor written to the cache: what ``usage`` calls input
+    (``Usage.input_tokens`` folds both in), so one session shows one figure everywhere."""
+    return usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens
+
+
 def _usage_text(usage: Usage) -> str:
     text = (
-        f"input {usage.input_tokens:,} · output {usage.output_tokens:,} · "
+        f"input {plain_input(usage):,} · output {usage.output_tokens:,} · "
         f"cache read {usage.cached_input_tokens:,} · cache write {usage.cache_write_tokens:,}"
     )
     return text + (f" · reasoning {usage.reasoning_tokens:,}" if usage.reasoning_tokens else "")

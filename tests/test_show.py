@@ -484,3 +484,21 @@ def test_a_finished_session_says_ended_or_last_turn_ended_never_a_live_word(
         "stopped at: "
     ), state
     assert not any(word in said for word in ("needs_input", "your turn", "working", "idle"))
+
+
+@pytest.mark.parametrize("scenario", ["a_exec_plain", "b_exec_commands", "d_tui_approve"])
+def test_show_says_the_input_usage_says(scenario, capsys) -> None:
+    """Issue 21: ``show`` said input 360 where ``usage`` said 300 for one session — show
+    counted the cache reads (folded into ``Usage.input_tokens``) as input too."""
+    rollouts = _codex_home_rollouts(scenario)
+    if not rollouts:
+        pytest.skip(f"no capture {scenario}")
+    (path,) = rollouts[:1]
+    lines = rendered(capsys, path)
+    shown = next(line for line in lines if line.startswith("usage"))  # the header total
+    figure = int(re.search(r"input ([\d,]+)", shown).group(1).replace(",", ""))
+    report = agentspool.usage(by="session", providers=["codex"])
+    (row,) = [r for r in report.rows if path.stem.endswith(r.key)]
+    assert figure == row.input_tokens, (shown, row)
+    cached = int(re.search(r"cache read ([\d,]+)", shown).group(1).replace(",", ""))
+    assert cached == row.cache_read_tokens
