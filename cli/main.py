@@ -564,7 +564,12 @@ def _parser() -> argparse.ArgumentParser:
         "not tool results. Best matches first, with provider, session, time and the text "
         "around the match. Indexes first (incrementally) unless --no-index.",
     )
-    p.add_argument("words", nargs="+", metavar="WORD", help="what to find")
+    p.add_argument(
+        "words",
+        nargs="*",
+        metavar="WORD",
+        help="what to find (after --, words may start with -)",
+    )
     p.add_argument(
         "--limit",
         type=_positive_int,
@@ -1136,6 +1141,8 @@ def _cost(row: UsageRow) -> str:
 
 
 def _cmd_usage(args: argparse.Namespace) -> int:
+    if args.since and args.until and args.since > args.until:
+        return _usage(f"--since {args.since} is after --until {args.until}: nothing between")
     if not args.no_index:
         _index_quietly(args.store)
     report = agentspool.usage(
@@ -1363,6 +1370,29 @@ def _cmd_untrust(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _suggest(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A word that is no command gets a "did you mean" (argparse of Python 3.11 has
+    none): a close command name, or for a provider's name the commands that take one."""
+    import difflib
+
+    word = next((a for a in argv if not a.startswith("-")), None)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if word is None or word in sub.choices or argv.index(word) != 0:
+        return
+    providers = agentspool.providers()
+    near = difflib.get_close_matches(word, list(sub.choices), n=1, cutoff=0.6)
+    provider = [p for p in providers if p == word or p.split("-")[0] == word]
+    provider = provider or difflib.get_close_matches(word, providers, n=1, cutoff=0.6)
+    if provider:
+        name = provider[0]
+        parser.error(
+            f"no command {word!r}; {name} is a provider: did you mean agentspool install "
+            f"{name}, or agentspool run {name} -- ARGS?"
+        )
+    if near:
+        parser.error(f"no command {word!r}; did you mean: agentspool {near[0]}?")
+
+
 def _write_traceback(exc: BaseException) -> str:
     """Write the traceback of an unexpected error to a private file; return its path."""
     import tempfile
@@ -1384,11 +1414,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1 :]
     parser = _parser()
+    _suggest(parser, argv)
     args = parser.parse_args(argv)
     if passthrough:
-        if args.command != "run":
+        if args.command == "search":
+            args.words = [*args.words, *passthrough]
+        elif args.command != "run":
             parser.error(f"{args.command} takes no arguments after --")
-        args.cli_args = [*args.cli_args, *passthrough]
+        else:
+            args.cli_args = [*args.cli_args, *passthrough]
     try:
         code: int = args.func(args)
     except TranscriptGoneError as exc:
