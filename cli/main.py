@@ -1166,38 +1166,8 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     if not report.rows:
         console.print("no usage recorded" + _usage_span(report))
         return EXIT_OK
-    table = Table(show_footer=True, box=None, pad_edge=False)
     total = report.total
-    table.add_column(_USAGE_KEY[report.by], footer="Total", no_wrap=True)
-    extra = {"session": ["Provider", "Project"], "model": ["Provider"]}.get(report.by, [])
-    for name in extra:
-        table.add_column(name, overflow="fold")
-    for name, value in (
-        ("Input", total.input_tokens),
-        ("Output", total.output_tokens),
-        ("Cache read", total.cache_read_tokens),
-        ("Cache write", total.cache_write_tokens),
-        ("Total", total.total_tokens),
-    ):
-        table.add_column(name, footer=f"{value:,}", justify="right", no_wrap=True)
-    table.add_column("Cost", footer=_cost(total), justify="right", no_wrap=True)
-    for row in report.rows:
-        cells = [row.key or "(not named)"]
-        if report.by == "session":
-            cells += [row.provider, row.project or "-"]
-        elif report.by == "model":
-            cells += [row.provider]
-        cells += [
-            f"{n:,}"
-            for n in (
-                row.input_tokens,
-                row.output_tokens,
-                row.cache_read_tokens,
-                row.cache_write_tokens,
-                row.total_tokens,
-            )
-        ]
-        table.add_row(*cells, _cost(row))
+    table = _usage_table(report, Table, narrow=sys.stdout.isatty())
     console.print(table)
     notes = [
         f"prices as of {report.prices_taken}; days in {report.timezone} time" + _usage_span(report)
@@ -1210,6 +1180,83 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     for note in notes:
         console.print(note, soft_wrap=True)
     return EXIT_OK
+
+
+SESSION_MOST = 13
+"""…and at most: past that the start is marked cut (…); ``--json`` has every id whole."""
+SESSION_SHOWN = 8
+"""Characters of a session id ``usage --by session`` shows at least (more while another
+row's id starts the same): a start ``show`` takes."""
+
+
+def _usage_table(report: UsageReport, table_class: Any, *, narrow: bool) -> Any:
+    """The report as a rich table that fits 80 columns: every number and cost whole
+    (as wide as its widest cell; ``narrow``, on a terminal: the cache headers on two
+    lines; a model without its release date), a session by the start of its id (``show``
+    takes it),
+    the provider whole, the project cut with an ellipsis to what is left."""
+    total = report.total
+    names = [
+        ("Input", "Input", "input_tokens"),
+        ("Output", "Output", "output_tokens"),
+        ("Cache read", "Cache\nread" if narrow else "Cache read", "cache_read_tokens"),
+        ("Cache write", "Cache\nwrite" if narrow else "Cache write", "cache_write_tokens"),
+        ("Total", "Total", "total_tokens"),
+    ]
+
+    import re
+
+    ids = [row.key for row in report.rows]
+
+    def key(row: UsageRow) -> str:
+        shown = row.key or "(not named)"
+        if report.by == "model" and narrow:
+            return re.sub(r"-\d{8}$", "", shown)  # a release date: --json has it
+        if report.by != "session" or not row.key:
+            return shown
+        size = SESSION_SHOWN  # the shortest start of the id no other row's shares
+        while size < SESSION_MOST and any(
+            other != shown and other.startswith(shown[:size]) for other in ids
+        ):
+            size += 1
+        cut = size < len(shown) and any(o != shown and o.startswith(shown[:size]) for o in ids)
+        return shown[:size] + ("…" if cut else "")
+
+    rows = []
+    for row in report.rows:
+        cells = [key(row)]
+        if report.by == "session":
+            cells += [row.provider, row.project or "-"]
+        elif report.by == "model":
+            cells += [row.provider]
+        cells += [f"{getattr(row, field):,}" for _, _, field in names]
+        rows.append([*cells, _cost(row)])
+    footer = ["Total"] + [""] * (len(rows[0]) - 7)
+    footer += [f"{getattr(total, field):,}" for _, _, field in names] + [_cost(total)]
+    widest = [max(len(r[i]) for r in [*rows, footer]) for i in range(len(footer))]
+    at = len(widest) - len(names) - 1
+    for i, (_, header, _) in enumerate(names, at):  # a header is never cut either
+        widest[i] = max(widest[i], *map(len, header.split("\n")))
+    widest[-1] = max(widest[-1], len("Cost"))
+    table = table_class(show_footer=True, box=None, pad_edge=False, padding=(0, 1, 0, 0))
+    if report.by == "session":
+        table.add_column(_USAGE_KEY[report.by], footer="Total", no_wrap=True, min_width=widest[0])
+    else:  # a model's or a project's name: cut with an ellipsis if it must be
+        table.add_column(_USAGE_KEY[report.by], footer="Total", overflow="ellipsis", ratio=1)
+    extra = {"session": ["Provider", "Project"], "model": ["Provider"]}.get(report.by, [])
+    for i, name in enumerate(extra, 1):
+        if name == "Project":
+            table.add_column(name, overflow="ellipsis", ratio=1)
+        else:
+            table.add_column(name, no_wrap=True, min_width=widest[i])
+    for i, (_, header, _) in enumerate(names, at):
+        table.add_column(
+            header, footer=footer[i], justify="right", no_wrap=True, min_width=widest[i]
+        )
+    table.add_column("Cost", footer=footer[-1], justify="right", no_wrap=True, min_width=widest[-1])
+    for cells in rows:
+        table.add_row(*cells)
+    return table
 
 
 def _usage_span(report: UsageReport) -> str:
