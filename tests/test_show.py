@@ -502,3 +502,15 @@ def test_show_says_the_input_usage_says(scenario, capsys) -> None:
     assert figure == row.input_tokens, (shown, row)
     cached = int(re.search(r"cache read ([\d,]+)", shown).group(1).replace(",", ""))
     assert cached == row.cache_read_tokens
+
+
+def test_the_subagent_id_search_prints_is_one_show_takes(capsys) -> None:
+    """Issue 21: ``search`` names a subagent's hit ``<session>/<agent>``; ``show`` refused it."""
+    session_id, transcript = _claude_home_session("tui-subagent-foreground")
+    agentspool.index_history()
+    with agentspool.open_history() as store:
+        (child,) = [s for s in store.sessions("claude-code") if s.agent_id]
+    ref = f"{session_id[:8]}/{child.agent_id[:8]}"
+    lines = rendered(capsys, Path(ref))
+    assert lines[0] == f"claude-code session {session_id}"
+    assert any(child.path in line for line in lines[:4]), lines[:4]
