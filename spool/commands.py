@@ -25,7 +25,8 @@ import agentspool
 # hooks and readers agree on (``write.default_runtime_dir``), only if it is this user's
 # and writable by no one else, and only while that file is under 64 KiB — so that
 # ``agentspool doctor`` can say so; it still exits 0 and prints nothing. The healthy
-# path runs none of it.
+# path runs none of it. No single quote in it: shlex quotes the code in single quotes,
+# and each one inside would grow into five characters at every quoting layer.
 _BOOTSTRAP = (
     "import sys\n"
     "try:\n"
@@ -33,16 +34,16 @@ _BOOTSTRAP = (
     "from agentspool.hooks.{module} import main;main(sys.argv[2:])\n"
     "except BaseException as e:\n"
     " try:\n"
-    "  import os;g=os.environ.get;u=os.getuid();x=g('XDG_RUNTIME_DIR','');"
-    "d=g('AGENTSPOOL_RUNTIME_DIR') or (x.rstrip('/')+'/agentspool' if x[:1]=='/' and "
-    "os.path.isdir(x) else (g('TMPDIR') or '/tmp').rstrip('/')+'/agentspool-'+str(u));"
-    "os.makedirs(d,0o700,True);s=os.lstat(d);p=d+'/{failures}'\n"
+    '  import os;g=os.environ.get;u=os.getuid();x=g("XDG_RUNTIME_DIR","");'
+    'd=g("AGENTSPOOL_RUNTIME_DIR") or (x.rstrip("/")+"/agentspool" if x[:1]=="/" and '
+    'os.path.isdir(x) else (g("TMPDIR") or "/tmp").rstrip("/")+"/agentspool-"+str(u));'
+    'os.makedirs(d,0o700,True);s=os.lstat(d);p=d+"/{failures}"\n'
     "  if s.st_uid==u and not s.st_mode&0o22 and not(os.path.isfile(p) and "
     "os.path.getsize(p)>65536):"
     "f=os.open(p,os.O_WRONLY|os.O_APPEND|os.O_CREAT|os.O_NOFOLLOW,0o600);"
-    "os.write(f,' '.join((str(int(__import__('time').time())),'{module}',sys.executable,"
-    "str(sys.argv[1:2]),type(e).__name__,str(e).replace(chr(10),' '))).encode('utf-8',"
-    "'replace')+chr(10).encode());os.close(f)\n"
+    'os.write(f," ".join((str(int(__import__("time").time())),"{module}",sys.executable,'
+    'str(sys.argv[1:2]),type(e).__name__,str(e).replace(chr(10)," "))).encode("utf-8",'
+    '"replace")+chr(10).encode());os.close(f)\n'
     " except BaseException:pass"
 )
 HOOK_FAILURES = "hook-failures.log"

@@ -506,7 +506,7 @@ def test_show_says_the_input_usage_says(scenario, capsys) -> None:
 
 def test_the_subagent_id_search_prints_is_one_show_takes(capsys) -> None:
     """Issue 21: ``search`` names a subagent's hit ``<session>/<agent>``; ``show`` refused it."""
-    session_id, transcript = _claude_home_session("tui-subagent-foreground")
+    session_id, _ = _claude_home_session("tui-subagent-foreground")
     agentspool.index_history()
     with agentspool.open_history() as store:
         (child,) = [s for s in store.sessions("claude-code") if s.agent_id]
