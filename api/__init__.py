@@ -78,7 +78,9 @@ if TYPE_CHECKING:
     )
     from agentspool.core.store import SearchHit, SessionStore, StoredSession, UsageRecord
     from agentspool.core.usage import UsageGrouping, UsageReport, UsageRow
+    from agentspool.core.words import state_phrase, task_phrase
     from agentspool.demo import DemoReplay, DemoRun, DemoStep
+    from agentspool.doctor import DoctorCheck, DoctorReport, broken_installs, doctor
     from agentspool.errors import (
         AgentspoolError,
         AmbiguousSessionError,
@@ -164,6 +166,9 @@ _LAZY = {
     ),
     **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
     **dict.fromkeys(["RunChange", "RunEvent", "RunFollower"], "agentspool.follow"),
+    **dict.fromkeys(
+        ["DoctorCheck", "DoctorReport", "broken_installs", "doctor"], "agentspool.doctor"
+    ),
     **dict.fromkeys(["SessionView", "find_session", "show_session"], "agentspool.sessions"),
     **dict.fromkeys(
         ["SessionDetail", "SubagentGroup", "ToolInvocation", "assemble_session_detail"],
@@ -175,6 +180,7 @@ _LAZY = {
         ["SearchHit", "SessionStore", "StoredSession", "UsageRecord"], "agentspool.core.store"
     ),
     "RunSummary": "agentspool.core.runs",
+    **dict.fromkeys(["state_phrase", "task_phrase"], "agentspool.core.words"),
     "SweepReport": "agentspool.spool.sweep",
     **dict.fromkeys(
         [
@@ -214,6 +220,8 @@ __all__ = [
     "DemoStep",
     "DialogOption",
     "DialogQuestion",
+    "DoctorCheck",
+    "DoctorReport",
     "Evidence",
     "Explanation",
     "IndexReport",
@@ -261,8 +269,10 @@ __all__ = [
     "UsageRow",
     "__version__",
     "assemble_session_detail",
+    "broken_installs",
     "declare",
     "default_store_path",
+    "doctor",
     "explain",
     "find_session",
     "index_history",
@@ -281,7 +291,9 @@ __all__ = [
     "setup",
     "show_session",
     "spool_sig",
+    "state_phrase",
     "sweep_spools",
+    "task_phrase",
     "tidy",
     "uninstall",
     "untrust",

@@ -817,7 +817,7 @@ class Explanation(msgspec.Struct, kw_only=True):
 
 
 def explain(
-    provider: str,
+    provider: str | None,
     run_id: str,
     runtime_dir: str | None = None,
     transcript_path: str | None = None,
@@ -827,9 +827,15 @@ def explain(
 ) -> Explanation:
     """``read_chat``, made by a fresh adapter with every fold traced: which hook records,
     transcript records and status-file readings decided the state, when, and which were
-    judged stale and why. Costs a full read (nothing cached is reused)."""
+    judged stale and why. Costs a full read (nothing cached is reused).
+
+    ``provider=None``: the provider the run dir names. Raises ``RunNotFoundError`` when
+    the runtime dir holds no such run and no ``transcript_path`` is given: a run nothing
+    recorded has no state to explain."""
     from agentspool.core import reducer
 
+    if provider is None or transcript_path is None:
+        provider = _run_provider(run_id, runtime_dir, provider)
     fresh = type(registry.load(provider))()
     steps: list[Step] = []
     token = reducer.TRACE.set(steps)
@@ -839,6 +845,29 @@ def explain(
         reducer.TRACE.reset(token)
     chat.messages = []
     return Explanation(provider=provider, run_id=run_id, chat=chat, steps=steps)
+
+
+def _run_provider(run_id: str, runtime_dir: str | None, provider: str | None) -> str:
+    """The provider of the run dir ``run_id`` names (``provider``: it must be that one);
+    ``RunNotFoundError`` when there is none."""
+    from agentspool.core import runs
+    from agentspool.errors import RunNotFoundError
+    from agentspool.spool.layout import check_run_id
+
+    check_run_id(run_id)
+    where = _runtime(runtime_dir)
+    found = [ref for ref in runs.run_dirs(where, registry.names()) if ref.run_id == run_id]
+    if not found:
+        raise RunNotFoundError(run_id, f"the runtime dir {where}")
+    named = found[0].provider
+    if provider is not None:
+        registry.load(provider)  # an unknown name: UnknownProviderError
+        if named and named != provider:
+            raise RunNotFoundError(run_id, f"the runtime dir {where} as a {provider} run")
+        return provider
+    if not named:
+        raise UnsupportedError(run_id, "no registered adapter reads this run")
+    return named
 
 
 TidyVerdict = Literal["remove", "keep", "busy"]

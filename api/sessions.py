@@ -12,6 +12,7 @@ and assembles the view; a session whose file is gone is read from the store's re
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -57,6 +58,10 @@ def find_session(ref: str) -> tuple[str, Session]:
     """
     if not ref:
         raise SessionNotFoundError(ref, "give a session id, its start, or a transcript path")
+    parent, slash, agent = ref.partition("/")
+    named = slash and parent and agent and _ID.fullmatch(parent) and _ID.fullmatch(agent)
+    if named and not os.path.exists(ref):
+        return _subagent(parent.lower(), agent.lower(), ref)
     if _is_path(ref):
         return _session_at(ref)
     wanted = ref.lower()
@@ -71,6 +76,31 @@ def find_session(ref: str) -> tuple[str, Session]:
     raise AmbiguousSessionError(
         ref, sorted(f"{provider}:{s.session_id}" for provider, s in (exact or found))
     )
+
+
+_ID = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _subagent(parent: str, agent: str, ref: str) -> tuple[str, Session]:
+    """``<session start>/<subagent start>``, as ``search`` names a subagent's record:
+    the subagent's own transcript, from the history store."""
+    from agentspool.api import index_history, open_history
+
+    index_history(wait=False)
+    with open_history() as store:
+        found = [
+            stored
+            for stored in store.find_sessions(parent)
+            if stored.agent_id.lower().startswith(agent)
+            and stored.session_id.lower().startswith(parent)
+        ]
+    if not found:
+        raise SessionNotFoundError(ref, "no subagent of a session with these starts")
+    if len(found) > 1:
+        raise AmbiguousSessionError(
+            ref, sorted(f"{s.provider}:{s.session_id}/{s.agent_id}" for s in found)
+        )
+    return _found(found[0])
 
 
 def _session_at(path: str) -> tuple[str, Session]:

@@ -28,18 +28,9 @@ from textual.widgets import Footer, Header, Input, Static
 import agentspool
 from agentspool import AgentspoolError, RunSummary
 from agentspool.cli._terminal import one_line
-from agentspool.cli.watch import WAITING, Follower, _waits, ago
+from agentspool.cli.render import GAP, HEADERS, RunRow, ago, cut, fit, run_row
+from agentspool.cli.watch import WAITING, Follower, _waits
 
-# column → width (the last takes the rest)
-COLUMNS = (
-    ("provider", 12),
-    ("run", 24),
-    ("state", 12),
-    ("task", 14),
-    ("for", 5),
-    ("waits on", 40),
-    ("title", 40),
-)
 LAST_MESSAGES = 6
 STATE_STYLES = {
     "question": Style(color="magenta", bold=True),
@@ -50,11 +41,28 @@ STATE_STYLES = {
 CURSOR = Style(reverse=True)
 Line = tuple[str, str, str, Style | None]
 """A row: the text before the state column, the state cell, the rest, the state's style."""
+Widths = tuple[tuple[str, int], ...]
+"""The columns drawn and their widths (``render.fit``)."""
 
 
-def _cell(text: str, width: int) -> str:
-    text = one_line(text)  # conversation text: its escape sequences must not reach the screen
-    return text[: width - 1].ljust(width) if width else text
+def _cells(row: RunRow, widths: Widths) -> Line:
+    """A row laid out in the columns ``widths`` names (``render.fit``: the same as ``ls``)."""
+    parts: dict[str, str] = {}
+    for name, width in widths:
+        text = cut(row.cell(name), width)
+        parts[name] = text.rjust(width) if name == "for" else text.ljust(width)
+    gap = " " * GAP
+    before = "".join(parts[n] + gap for n, _ in widths if n in ("provider", "run"))
+    after = gap + gap.join(parts[n] for n, _ in widths if n not in ("provider", "run", "state"))
+    return before, parts["state"], after.rstrip(), STATE_STYLES.get(row.wire)
+
+
+def _header(widths: Widths) -> str:
+    return (
+        (" " * GAP)
+        .join(HEADERS[n].rjust(w) if n == "for" else HEADERS[n].ljust(w) for n, w in widths)
+        .rstrip()
+    )
 
 
 def escape(text: str) -> str:
@@ -137,6 +145,7 @@ class RunList(ScrollView, can_focus=True):
 class WatchApp(App[None]):
     CSS = """
     #columns { height: 1; text-style: bold; }
+    #warning { height: auto; color: $warning; text-style: bold; }
     #runs { height: 1fr; }
     #detail-box { height: 1fr; border-top: solid $accent; }
     #filter { dock: bottom; display: none; }
@@ -150,14 +159,16 @@ class WatchApp(App[None]):
         Binding("escape", "clear_filter", "clear filter", show=False),
     ]
 
-    def __init__(self, follower: Follower, *, bell: bool, on_wait: str) -> None:
+    def __init__(self, follower: Follower, *, bell: bool, on_wait: str, warning: str = "") -> None:
         super().__init__()
+        self.warning = warning.removeprefix("agentspool: ")
         self.follower = follower
         self.bell_on_wait = bell
         self.on_wait_command = on_wait
         self.words: list[str] = []
-        self.rows: dict[str, tuple[RunSummary, str, Line]] = {}
-        """The rows shown, in order, by key: the run drawn, its "for" reading, its line."""
+        self.rows: dict[str, tuple[RunSummary, RunRow, Line]] = {}
+        """The rows shown, in order, by key: the run drawn, its cells, its line."""
+        self.widths: Widths = ()
         self.detail_of: RunSummary | None = None
         """The run the detail pane was drawn from."""
         self.detail_text = ""
@@ -167,7 +178,9 @@ class WatchApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("".join(_cell(n, w) for n, w in COLUMNS) + "cwd", id="columns")
+        if self.warning:
+            yield Static(escape(self.warning), id="warning")
+        yield Static("", id="columns")
         yield RunList(id="runs")
         with VerticalScroll(id="detail-box"):
             yield Static(id="detail")
@@ -215,16 +228,27 @@ class WatchApp(App[None]):
         ]
 
     def redraw(self) -> None:
-        """The rows, most urgent first, each formatted again only when its run was read
-        again or its "for" reading changed, and repainted only when its text did."""
+        """The rows, most urgent first, each laid out again only when its run was read
+        again, its "for" reading or the columns' widths changed, and repainted only when
+        its text did."""
         runs = {agentspool.run_key(run): run for run in self.shown()}
         now = time.time()
+        cells = {}
+        for key, run in runs.items():
+            old = self.rows.get(key)
+            since = ago(max(0.0, now - run.since)) if run.since else "-"
+            same = old is not None and old[0] is run and old[1].since == since
+            cells[key] = old[1] if same and old is not None else run_row(run, now)
+        widths = tuple(fit(list(cells.values()), self.size.width or None))
+        relayout = widths != self.widths
+        if relayout:
+            self.widths = widths
+            self.query_one("#columns", Static).update(escape(_header(widths)))
         rows = {}
         for key, run in runs.items():
             row = self.rows.get(key)
-            since = self.since(run, now)
-            if row is None or row[0] is not run or row[1] != since:
-                row = (run, since, self.line(run, since))
+            if relayout or row is None or row[1] is not cells[key]:
+                row = (run, cells[key], _cells(cells[key], widths))
             rows[key] = row
         self.rows = rows
         self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
@@ -253,34 +277,18 @@ class WatchApp(App[None]):
         poll = self.follower.poll
         assert poll is not None
         now = time.time()
-        for key in keys:
-            run = poll.runs[key]
-            since = self.since(run, now)
-            self.rows[key] = (run, since, self.line(run, since))
+        fresh = {key: run_row(poll.runs[key], now) for key in keys}
+        cells = [fresh.get(key, row) for key, (_, row, _) in self.rows.items()]
+        if tuple(fit(cells, self.size.width or None)) != self.widths:
+            self.redraw()  # what it waits on needs wider columns: lay every row out again
+            return
+        for key, row in fresh.items():
+            self.rows[key] = (poll.runs[key], row, _cells(row, self.widths))
         self.query_one(RunList).set_rows(
             list(self.rows), [line for _, _, line in self.rows.values()]
         )
         if self.selected in keys:
             self.show_detail()
-
-    @staticmethod
-    def since(run: RunSummary, now: float) -> str:
-        return ago(max(0.0, now - run.since)) if run.since else "-"
-
-    @staticmethod
-    def line(run: RunSummary, since: str) -> Line:
-        task = run.task_state + (f" ({run.task_reason})" if run.task_reason else "")
-        name = run.run_id or f"session {run.session_id[:8]}"
-        widths = dict(COLUMNS)
-        before = _cell(run.provider, widths["provider"]) + _cell(name, widths["run"])
-        after = (
-            _cell(task, widths["task"])
-            + _cell(since, widths["for"])
-            + _cell(waits_on(run), widths["waits on"])
-            + _cell(run.title, widths["title"])
-            + one_line(run.cwd)
-        )
-        return before, _cell(run.state, widths["state"]), after, STATE_STYLES.get(run.state)
 
     def action_interrupt(self) -> None:
         """Ctrl-C: the terminal's raw mode kept it from interrupting the foreground job,
@@ -332,20 +340,14 @@ class WatchApp(App[None]):
             pane.update(text)
 
 
-def waits_on(run: RunSummary) -> str:
-    """What the run waits on, in a line: the tool to approve, or the question asked."""
-    if run.pending_approval is not None:
-        command = run.pending_approval.tool_input.get("command", "")
-        shown = f": {command}" if isinstance(command, str) and command else ""
-        return f"approve {run.pending_approval.tool_name}{shown}"
-    if run.pending_dialog is not None:
-        return f"asks: {run.pending_dialog.prompt}"
-    return ""
-
-
 def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) -> list[str]:
     name = run.run_id or f"session {run.session_id}"
-    lines = [f"[b]{escape(name)}[/b] — {escape(run.provider)}, {run.state}"]
+    lines = [
+        f"[b]{escape(name)}[/b] — {escape(run.provider)}: "
+        f"[b]{escape(agentspool.state_phrase(run))}[/b] ({run.state})"
+    ]
+    if run.task_declared:
+        lines.append(f"task: {escape(agentspool.task_phrase(run.task_state, run.task_reason))}")
     if run.cwd:
         lines.append(f"cwd: {escape(run.cwd)}")
     if run.pending_approval is not None:
@@ -369,9 +371,10 @@ def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) ->
     except AgentspoolError as exc:
         return [*lines, f"(cannot read: {escape(str(exc))})"]
     usage = chat.usage
+    plain = usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens
     lines.append(
-        f"usage: {usage.input_tokens} in, {usage.output_tokens} out, "
-        f"{usage.cached_input_tokens} of them cached"
+        f"usage: input {plain:,} · output {usage.output_tokens:,} · cache read "
+        f"{usage.cached_input_tokens:,} · cache write {usage.cache_write_tokens:,}"
     )
     lines.append("[b]last messages[/b]")
     for message in chat.messages[-LAST_MESSAGES:]:

@@ -234,9 +234,17 @@ def _parser() -> argparse.ArgumentParser:
         "Read the run afresh and show every canonical event the read folded — hook records, "
         "transcript records, status-file readings — in fold order, with its time and "
         "source, the state after it, or why it was judged stale; then the decisive "
-        "evidence.",
+        "evidence. The run by its id (`explain RUN_ID`, as ls prints it), or as "
+        "`explain PROVIDER --run-id RUN_ID`.",
     )
-    run_args(p)
+    p.add_argument(
+        "ids",
+        nargs="*",
+        metavar="[PROVIDER] RUN_ID",
+        help="the run's id, as ls prints it (a provider before it, or --run-id, also works)",
+    )
+    p.add_argument("--run-id", default=None, help="the run's id (letters, digits, . _ -)")
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
     transcript_arg(p)
     p.add_argument(
         "--last",
@@ -565,7 +573,12 @@ def _parser() -> argparse.ArgumentParser:
         "not tool results. Best matches first, with provider, session, time and the text "
         "around the match. Indexes first (incrementally) unless --no-index.",
     )
-    p.add_argument("words", nargs="+", metavar="WORD", help="what to find")
+    p.add_argument(
+        "words",
+        nargs="*",
+        metavar="WORD",
+        help="what to find (after --, words may start with -)",
+    )
     p.add_argument(
         "--limit",
         type=_positive_int,
@@ -651,6 +664,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     once.add_argument("--uninstall-unit", action="store_true", help="remove that unit and exit")
     p.set_defaults(func=_cmd_serve)
+
+    from agentspool.cli import doctor
+
+    doctor.add_parser(command, json_arg)
 
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
@@ -792,57 +809,70 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
 
 
+def install_warning() -> str:
+    """One line when an installed hook cannot record (``agentspool.broken_installs``),
+    else ``""``: what ``ls`` and ``watch`` say before anything else."""
+    broken = agentspool.broken_installs()
+    if not broken:
+        return ""
+    more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+    return f"agentspool: warning: {broken[0]}{more}; agentspool doctor says how to mend it"
+
+
 def _cmd_ls(args: argparse.Namespace) -> int:
+    warning = install_warning()
+    if warning:
+        print(warning, file=sys.stderr)
     warnings: list[str] = []
     runs = agentspool.list_runs(args.runtime_dir, include_ended=args.all, warnings=warnings)
-    for warning in warnings:  # one bad run is one line, never the whole list
-        _say(f"agentspool: warning: {warning}", file=sys.stderr)
+    for problem in warnings:  # one bad run is one line, never the whole list
+        _say(f"agentspool: warning: {problem}", file=sys.stderr)
     if args.json:
         _print_json(runs)
         return EXIT_OK
-    import time
+    from agentspool.cli.render import print_runs  # rich: only the commands that draw
 
-    now = time.time()
-    for run in runs:
-        _say(_ls_line(run, now))
+    terminal = sys.stdout.isatty()
+    if runs:
+        print_runs(runs, time.time(), terminal=terminal)
+    elif terminal:
+        print("no live runs" if not args.all else "no runs")
     return EXIT_OK
 
 
-def _ago(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
-
-
-def _ls_line(run: agentspool.RunSummary, now: float) -> str:
-    since = _ago(max(0.0, now - run.since)) if run.since else "-"
-    task = run.task_state + (f" ({run.task_reason})" if run.task_reason else "")
-    waits = ""
-    if run.pending_approval is not None:
-        command = run.pending_approval.tool_input.get("command", "")
-        waits = f"  approve {run.pending_approval.tool_name}" + (
-            f": {command}" if isinstance(command, str) and command else ""
-        )
-    elif run.pending_dialog is not None:
-        options = " / ".join(o.label for o in run.pending_dialog.options)
-        waits = f"  asks: {run.pending_dialog.prompt}" + (f" [{options}]" if options else "")
-    title = f"  {run.title}" if run.title else ""
-    name = run.run_id or f"(no hooks) {run.session_id[:12]}"
-    return one_line(
-        f"{run.provider:<12} {name:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
-    ).rstrip()
+def _explained_run(args: argparse.Namespace) -> tuple[str | None, str] | None:
+    """``(provider or None, run id)`` from ``explain``'s words; ``None``: bad usage."""
+    ids: list[str] = args.ids
+    providers = agentspool.providers()
+    if args.run_id is not None:
+        if len(ids) > 1 or (ids and ids[0] not in providers):
+            return None
+        return (ids[0] if ids else None), args.run_id
+    if len(ids) == 1:
+        return None, ids[0]
+    if len(ids) == 2 and ids[0] in providers:
+        return ids[0], ids[1]
+    return None
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-
-    found = agentspool.explain(args.provider, args.run_id, args.runtime_dir, args.transcript)
+    named = _explained_run(args)
+    if named is None:
+        providers = ", ".join(agentspool.providers())
+        return _usage(
+            f"explain: give a run id (explain RUN_ID), or a provider ({providers}) and its run id"
+        )
+    provider, run_id = named
+    found = agentspool.explain(provider, run_id, args.runtime_dir, args.transcript)
     if args.json:
         _print_json(found)
         return EXIT_OK
     chat = found.chat
-    task = chat.task_state + (f" ({chat.task_reason})" if chat.task_reason else "")
-    _say(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
+    task = agentspool.task_phrase(chat.task_state, chat.task_reason, declared=chat.task_declared)
+    _say(
+        f"{run_id} ({found.provider}): {agentspool.state_phrase(chat)} "
+        f"(state {chat.state}; task {task})"
+    )
 
     steps = found.steps
     ignored = sum(1 for s in steps if s.ignored)
@@ -851,7 +881,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     for step in shown:
         event = step.event
         kind = type(event).__struct_config__.tag
-        effect = f"ignored: {step.ignored}" if step.ignored else f"-> {step.state}/{step.activity}"
+        effect = f"ignored: {step.ignored}" if step.ignored else f"-> {_step_phrase(step)}"
         _say(f"  {_when(event.at)}  {event.source or '-':<28} {kind:<28} {effect}")
     _say("decided by:")
     for evidence in chat.evidence:
@@ -860,6 +890,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     _say(f"parse counters (CLI version {version}): {chat.drift.describe() or 'nothing unknown'}")
     _say(f"transcript: {chat.transcript_path or '(not located yet)'}")
     return EXIT_OK
+
+
+def _step_phrase(step: Any) -> str:
+    """A step's state in words (``state_phrase`` of its state and activity: a step does
+    not carry the pending call, so an open prompt reads "approve a tool call")."""
+    return agentspool.state_phrase(agentspool.Chat(state=step.state, activity=step.activity))
 
 
 def _cmd_tidy(args: argparse.Namespace) -> int:
@@ -900,11 +936,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     )
     if found.transcript_gone:
         _say(f"  (transcript gone: {found.transcript_gone}; spool and ledger only)")
+    declared = False
     for t in found.transitions:
-        task = t.task_state + (f" ({t.task_reason})" if t.task_reason else "")
+        declared = declared or t.event == "state.task_state"
+        task = agentspool.task_phrase(t.task_state, t.task_reason, declared=declared)
         _say(
             f"  {_when(t.at)}  {t.channel:<8} {t.source:<28} {t.event:<28} "
-            f"-> {t.state}/{t.activity}, task {task}"
+            f"-> {_step_phrase(t)}; task {task}"
         )
     return EXIT_OK
 
@@ -1000,7 +1038,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     from agentspool.cli import watch
 
     follower = watch.Follower(args.runtime_dir, args.provider, args.state, interval=args.interval)
+    warning = install_warning()
     if args.json or args.once or args.duration is not None or not watch.stdout_is_terminal():
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
 
         def write(line: bytes) -> None:
             sys.stdout.buffer.write(line)
@@ -1020,7 +1061,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             return EXIT_OK
     from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
 
-    app = WatchApp(follower, bell=args.bell, on_wait=args.on_wait)
+    app = WatchApp(follower, bell=args.bell, on_wait=args.on_wait, warning=warning)
     app.run()
     if app.interrupted:
         import os
@@ -1041,6 +1082,12 @@ def _positive(text: str) -> float:
 
 
 DEMO_END_HOLD = 3.0  # seconds the view stays on the ended runs
+
+
+def _demo_hold(speed: float) -> float:
+    """Seconds the view stays on the ended runs: shorter when played faster, but never
+    less than two of watch's full polls (a process's end is seen by those)."""
+    return max(2.0, DEMO_END_HOLD / min(speed, 3.0))
 
 
 def _leave_on(signum: int, frame: object) -> None:
@@ -1076,10 +1123,11 @@ def _demo_transitions(demo: agentspool.DemoReplay, *, as_json: bool) -> None:
             waits = f"approve {chat.pending_approval.tool_name}"
         elif chat.pending_dialog is not None:
             waits = f"{chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
-        shown = f"{chat.state} {waits}"
-        if last.get(run.run_id) == shown:
+        shown = agentspool.state_phrase(chat)
+        key = f"{chat.state}\0{waits}\0{shown}"
+        if last.get(run.run_id) == key:
             return
-        last[run.run_id] = shown
+        last[run.run_id] = key
         if as_json:
             _print_json(
                 {
@@ -1110,7 +1158,9 @@ def _demo_with_watch(demo: agentspool.DemoReplay, speed: float) -> None:
     )
     try:
         demo.play()
-        demo.play(DEMO_END_HOLD / min(speed, 3.0))
+        # The last step is a run's end: the view needs time to show it (play() returns at
+        # once when no step is left, so it cannot be the wait).
+        time.sleep(_demo_hold(speed))
     finally:
         view.terminate()
         try:
@@ -1123,22 +1173,22 @@ def _demo_with_watch(demo: agentspool.DemoReplay, speed: float) -> None:
 def _demo_with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
     import time
 
+    from agentspool.cli.render import print_runs
+
     def draw() -> None:
         runs = agentspool.list_runs(demo.runtime_dir, include_ended=True, sessions=False)
-        now = time.time()
-        lines = [
-            "agentspool demo: recorded sessions replayed through the real hooks (Ctrl-C stops)",
-            "",
-            *(_ls_line(run, now) for run in runs),
-        ]
-        sys.stdout.write("\x1b[H\x1b[2J" + "\n".join(lines) + "\n")
+        sys.stdout.write(
+            "\x1b[H\x1b[2Jagentspool demo: recorded sessions replayed through the real "
+            "hooks (Ctrl-C stops)\n\n"
+        )
+        print_runs(runs, time.time(), terminal=sys.stdout.isatty())
         sys.stdout.flush()
 
     more = True
     while more:
         draw()
         more = demo.play(1.0)
-    deadline = time.monotonic() + DEMO_END_HOLD / min(speed, 3.0)
+    deadline = time.monotonic() + _demo_hold(speed)
     while time.monotonic() < deadline:
         draw()
         time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
@@ -1182,6 +1232,8 @@ def _cost(row: UsageRow) -> str:
 
 
 def _cmd_usage(args: argparse.Namespace) -> int:
+    if args.since and args.until and args.since > args.until:
+        return _usage(f"--since {args.since} is after --until {args.until}: nothing between")
     if not args.no_index:
         _index_quietly(args.store)
     report = agentspool.usage(
@@ -1205,38 +1257,8 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     if not report.rows:
         console.print("no usage recorded" + _usage_span(report))
         return EXIT_OK
-    table = Table(show_footer=True, box=None, pad_edge=False)
     total = report.total
-    table.add_column(_USAGE_KEY[report.by], footer="Total", no_wrap=True)
-    extra = {"session": ["Provider", "Project"], "model": ["Provider"]}.get(report.by, [])
-    for name in extra:
-        table.add_column(name, overflow="fold")
-    for name, value in (
-        ("Input", total.input_tokens),
-        ("Output", total.output_tokens),
-        ("Cache read", total.cache_read_tokens),
-        ("Cache write", total.cache_write_tokens),
-        ("Total", total.total_tokens),
-    ):
-        table.add_column(name, footer=f"{value:,}", justify="right", no_wrap=True)
-    table.add_column("Cost", footer=_cost(total), justify="right", no_wrap=True)
-    for row in report.rows:
-        cells = [row.key or "(not named)"]
-        if report.by == "session":
-            cells += [row.provider, row.project or "-"]
-        elif report.by == "model":
-            cells += [row.provider]
-        cells += [
-            f"{n:,}"
-            for n in (
-                row.input_tokens,
-                row.output_tokens,
-                row.cache_read_tokens,
-                row.cache_write_tokens,
-                row.total_tokens,
-            )
-        ]
-        table.add_row(*cells, _cost(row))
+    table = _usage_table(report, Table, narrow=sys.stdout.isatty())
     console.print(table)
     notes = [
         f"prices as of {report.prices_taken}; days in {report.timezone} time" + _usage_span(report)
@@ -1249,6 +1271,83 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     for note in notes:
         console.print(note, soft_wrap=True)
     return EXIT_OK
+
+
+SESSION_MOST = 13
+"""…and at most: past that the start is marked cut (…); ``--json`` has every id whole."""
+SESSION_SHOWN = 8
+"""Characters of a session id ``usage --by session`` shows at least (more while another
+row's id starts the same): a start ``show`` takes."""
+
+
+def _usage_table(report: UsageReport, table_class: Any, *, narrow: bool) -> Any:
+    """The report as a rich table that fits 80 columns: every number and cost whole
+    (as wide as its widest cell; ``narrow``, on a terminal: the cache headers on two
+    lines; a model without its release date), a session by the start of its id (``show``
+    takes it),
+    the provider whole, the project cut with an ellipsis to what is left."""
+    total = report.total
+    names = [
+        ("Input", "Input", "input_tokens"),
+        ("Output", "Output", "output_tokens"),
+        ("Cache read", "Cache\nread" if narrow else "Cache read", "cache_read_tokens"),
+        ("Cache write", "Cache\nwrite" if narrow else "Cache write", "cache_write_tokens"),
+        ("Total", "Total", "total_tokens"),
+    ]
+
+    import re
+
+    ids = [row.key for row in report.rows]
+
+    def key(row: UsageRow) -> str:
+        shown = row.key or "(not named)"
+        if report.by == "model" and narrow:
+            return re.sub(r"-\d{8}$", "", shown)  # a release date: --json has it
+        if report.by != "session" or not row.key:
+            return shown
+        size = SESSION_SHOWN  # the shortest start of the id no other row's shares
+        while size < SESSION_MOST and any(
+            other != shown and other.startswith(shown[:size]) for other in ids
+        ):
+            size += 1
+        cut = size < len(shown) and any(o != shown and o.startswith(shown[:size]) for o in ids)
+        return shown[:size] + ("…" if cut else "")
+
+    rows = []
+    for row in report.rows:
+        cells = [key(row)]
+        if report.by == "session":
+            cells += [row.provider, row.project or "-"]
+        elif report.by == "model":
+            cells += [row.provider]
+        cells += [f"{getattr(row, field):,}" for _, _, field in names]
+        rows.append([*cells, _cost(row)])
+    footer = ["Total"] + [""] * (len(rows[0]) - 7)
+    footer += [f"{getattr(total, field):,}" for _, _, field in names] + [_cost(total)]
+    widest = [max(len(r[i]) for r in [*rows, footer]) for i in range(len(footer))]
+    at = len(widest) - len(names) - 1
+    for i, (_, header, _) in enumerate(names, at):  # a header is never cut either
+        widest[i] = max(widest[i], *map(len, header.split("\n")))
+    widest[-1] = max(widest[-1], len("Cost"))
+    table = table_class(show_footer=True, box=None, pad_edge=False, padding=(0, 1, 0, 0))
+    if report.by == "session":
+        table.add_column(_USAGE_KEY[report.by], footer="Total", no_wrap=True, min_width=widest[0])
+    else:  # a model's or a project's name: cut with an ellipsis if it must be
+        table.add_column(_USAGE_KEY[report.by], footer="Total", overflow="ellipsis", ratio=1)
+    extra = {"session": ["Provider", "Project"], "model": ["Provider"]}.get(report.by, [])
+    for i, name in enumerate(extra, 1):
+        if name == "Project":
+            table.add_column(name, overflow="ellipsis", ratio=1)
+        else:
+            table.add_column(name, no_wrap=True, min_width=widest[i])
+    for i, (_, header, _) in enumerate(names, at):
+        table.add_column(
+            header, footer=footer[i], justify="right", no_wrap=True, min_width=widest[i]
+        )
+    table.add_column("Cost", footer=footer[-1], justify="right", no_wrap=True, min_width=widest[-1])
+    for cells in rows:
+        table.add_row(*cells)
+    return table
 
 
 def _usage_span(report: UsageReport) -> str:
@@ -1495,6 +1594,29 @@ def _cmd_untrust(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _suggest(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A word that is no command gets a "did you mean" (argparse of Python 3.11 has
+    none): a close command name, or for a provider's name the commands that take one."""
+    import difflib
+
+    word = next((a for a in argv if not a.startswith("-")), None)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if word is None or word in sub.choices or argv.index(word) != 0:
+        return
+    providers = agentspool.providers()
+    near = difflib.get_close_matches(word, list(sub.choices), n=1, cutoff=0.6)
+    provider = [p for p in providers if p == word or p.split("-")[0] == word]
+    provider = provider or difflib.get_close_matches(word, providers, n=1, cutoff=0.6)
+    if provider:
+        name = provider[0]
+        parser.error(
+            f"no command {word!r}; {name} is a provider: did you mean agentspool install "
+            f"{name}, or agentspool run {name} -- ARGS?"
+        )
+    if near:
+        parser.error(f"no command {word!r}; did you mean: agentspool {near[0]}?")
+
+
 def _write_traceback(exc: BaseException) -> str:
     """Write the traceback of an unexpected error to a private file; return its path."""
     import tempfile
@@ -1517,11 +1639,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1 :]
     parser = _parser()
+    _suggest(parser, argv)
     args = parser.parse_args(argv)
     if passthrough:
-        if args.command != "run":
+        if args.command == "search":
+            args.words = [*args.words, *passthrough]
+        elif args.command != "run":
             parser.error(f"{args.command} takes no arguments after --")
-        args.cli_args = [*args.cli_args, *passthrough]
+        else:
+            args.cli_args = [*args.cli_args, *passthrough]
     try:
         code: int = args.func(args)
     except (AgentspoolError, OSError) as exc:

@@ -32,6 +32,7 @@ import msgspec
 from rich.console import Console
 from rich.text import Text
 
+import agentspool
 from agentspool import Usage
 from agentspool.cli._terminal import safe
 
@@ -137,7 +138,8 @@ class Renderer:
             ("cwd", chat.cwd or "(not named)"),
             ("model", ", ".join(models) or "(not named)"),
             ("time", _span(stamps[0], stamps[-1]) if stamps else "(no timestamps)"),
-            ("state", chat.state),
+            # history: a session whose process is not known to run gets no live word
+            ("state", agentspool.state_phrase(chat, history=chat.process != "alive")),
             ("records", records),
             ("subagents", str(len(detail.subagents))),
             ("usage", _usage_text(detail.usage)),
@@ -392,9 +394,15 @@ def _usage(records: Iterable[Message]) -> Usage:
     return total
 
 
+def plain_input(usage: Usage) -> int:
+    """Input neither read from nor written to the cache: what ``usage`` calls input
+    (``Usage.input_tokens`` folds both in), so one session shows one figure everywhere."""
+    return usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens
+
+
 def _usage_text(usage: Usage) -> str:
     text = (
-        f"input {usage.input_tokens:,} · output {usage.output_tokens:,} · "
+        f"input {plain_input(usage):,} · output {usage.output_tokens:,} · "
         f"cache read {usage.cached_input_tokens:,} · cache write {usage.cache_write_tokens:,}"
     )
     return text + (f" · reasoning {usage.reasoning_tokens:,}" if usage.reasoning_tokens else "")

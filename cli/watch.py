@@ -93,13 +93,6 @@ def notify(run: RunSummary) -> None:
     )
 
 
-def ago(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
-
-
 def _waits(follower: Follower, moved: list[Change], *, bell: bool, on_wait: str) -> None:
     if follower.ticks <= 1:
         return  # already waiting when watch started: not news

@@ -49,6 +49,7 @@ def read_run(
         chat.evidence = [Evidence(source="core:lifecycle", at=at, detail=detail), *chat.evidence]
     if life.declared is not None:
         chat.task_state, chat.task_reason = life.task_state, life.task_reason
+        chat.task_declared = True
         chat.evidence.append(
             Evidence(
                 source=life.declared.source or "core:declaration",

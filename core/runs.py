@@ -163,6 +163,8 @@ class RunSummary(msgspec.Struct, kw_only=True):
     session_id: str = ""
     transcript_path: str = ""
     pid: int = 0
+    task_declared: bool = False
+    """Whether a declaration set ``task_state`` (else it is the default nobody said)."""
 
 
 TITLE_CHARS = 120
@@ -200,6 +202,7 @@ def summarize(provider: str, run_id: str, chat: Chat) -> RunSummary:
         session_id=chat.transcript_id,
         transcript_path=chat.transcript_path,
         pid=chat.pid,
+        task_declared=chat.task_declared,
     )
 
 

@@ -179,6 +179,19 @@ class InstalledFile(msgspec.Struct, frozen=True, kw_only=True):
     """Where the file as it was before agentspool first added to it is kept ("" if none)."""
 
 
+class InstalledHook(msgspec.Struct, frozen=True, kw_only=True):
+    """One hook ``agentspool install`` put in a CLI's own settings, as found there now
+    (``agentspool doctor``)."""
+
+    path: str
+    """The settings file (or plugin file) holding it."""
+    event: str
+    command: str = ""
+    """The shell command the CLI runs; ``""`` for a plugin the CLI loads itself."""
+    current: bool = True
+    """Whether it is what this agentspool would install (else an older or another one's)."""
+
+
 class InstallReport(msgspec.Struct, frozen=True, kw_only=True):
     """What ``install``/``uninstall`` did: every file it looked at, in order."""
 
@@ -410,6 +423,9 @@ class Chat(msgspec.Struct, kw_only=True):
     process: ProcessState = "unknown"
     """Whether that process still runs (checked against its start time, so a reused pid
     reads ``gone``). ``gone`` is terminal: core then reads the run as ``ended``."""
+    task_declared: bool = False
+    """Whether the run's ledger holds a task declaration (``task_state`` is otherwise the
+    default, ``active``, that nobody said); set by core, never by an adapter."""
 
 
 class Adapter(Protocol):

@@ -133,14 +133,20 @@ def test_no_view_prints_each_state_change_once(capsys: pytest.CaptureFixture[str
     assert main(["demo", "--no-view", "--speed", "20"]) == 0
     lines = capsys.readouterr().out.splitlines()
     permission = [line.split(None, 2)[2] for line in lines if "demo-claude-permission" in line]
+    # what the person must do, not the wire word (issue 21): the approval and the end of
+    # the turn are told apart
     assert permission == [
-        "idle",
+        "your turn",
         "working",
-        "needs_input approve Bash",
+        "approve Bash: echo hi > out.txt",
         "working",
-        "needs_input",
+        "your turn",
         "ended",
     ]
+    codex = [line.split(None, 2)[2] for line in lines if "demo-codex-approval" in line]
+    assert "approve Bash: touch approved.txt" in codex and codex[-1] == "ended"
+    question = [line.split(None, 2)[2] for line in lines if "demo-claude-question" in line]
+    assert "answer: Which color do you prefer?" in question
 
 
 def test_json_prints_one_object_per_state_change(capsys: pytest.CaptureFixture[str]) -> None:
@@ -212,22 +218,25 @@ def test_the_demo_shows_every_state_on_screen_and_leaves_nothing(tmp_path: Path)
                 run = re.search(
                     r"\bdemo-(?:claude-permission|claude-question|codex-approval)\b", line
                 )
-                state = re.search(r"\b(idle|working|needs_input|question|ended)\b", line)
-                if run and state:
-                    shown = state.group(1)
-                    if "approve Bash" in line:
-                        shown += " approve"
-                    if "Which color do you prefer?" in line:
-                        shown += " asks"
-                    seen.add((run.group(0), shown))
+                # the words after the run id: what the person must do (issue 21)
+                said = re.search(
+                    r"\s(your turn|working|approve Bash: \S+|answer: Which color|ended)\b",
+                    line[run.end() :] if run else "",
+                )
+                if run and said:
+                    seen.add((run.group(0), said.group(1)))
             agents_seen = agents_seen or bool(_processes_under(temp))
             time.sleep(0.1)
         assert "demo exited 0" in screen, screen
     finally:
         pane.kill()
     states = {state for _, state in seen}
-    assert {"idle", "working", "needs_input approve", "question asks", "ended"} <= states, seen
-    assert ("demo-codex-approval", "needs_input approve") in seen
+    assert {"your turn", "working", "answer: Which color", "ended"} <= states, seen
+    assert ("demo-claude-permission", "approve Bash: echo") in seen, sorted(seen)
+    assert ("demo-codex-approval", "approve Bash: touch") in seen, sorted(seen)
+    # every run's end is on screen, Codex's too: its end is only its process gone (issue 21)
+    for run in ("demo-claude-permission", "demo-claude-question", "demo-codex-approval"):
+        assert (run, "ended") in seen, sorted(seen)
     assert agents_seen
     assert os.listdir(temp) == []
     assert _processes_under(temp) == []

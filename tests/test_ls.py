@@ -26,6 +26,7 @@ FIELDS = [
     "session_id",
     "transcript_path",
     "pid",
+    "task_declared",
 ]
 
 
@@ -69,8 +70,12 @@ def test_ls_orders_by_urgency_and_hides_ended_runs(
 
     assert main(["ls", "--runtime-dir", runtime_dir]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("claude-code  c-waiting") and "approve Bash: make deploy" in lines[0]
+    assert len(lines) == 3 and lines[0].split() == ["PROVIDER", "RUN", "STATE", "FOR"]
+    assert lines[1].startswith("claude-code  c-waiting") and "approve Bash: make deploy" in lines[1]
+    # the end of a turn is not an approval, on screen (issue 21); no task column: nobody
+    # declared one
+    assert lines[2].startswith("claude-code  b-idle") and "your turn" in lines[2]
+    assert "active" not in "\n".join(lines)
 
 
 def test_ls_of_a_missing_runtime_dir_is_empty(tmp_path) -> None:

@@ -95,8 +95,9 @@ def test_replay_prints_each_transition_with_its_time_and_source(worked, capsys) 
         "6 events folded, 5 transitions"
     )
     assert len(out) == 6
-    assert "hook:UserPromptSubmit" in out[2] and out[2].endswith("-> working/working, task active")
-    assert out[4].endswith("-> needs_input/idle, task blocked (needs the API key)")
+    assert "hook:UserPromptSubmit" in out[2]
+    assert out[2].endswith("-> working; task never declared")
+    assert out[4].endswith("-> your turn; task blocked: needs the API key")
 
     assert main(["replay", worked.run_id, "--runtime-dir", worked.runtime_dir, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

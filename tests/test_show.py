@@ -494,3 +494,47 @@ def test_a_transcript_kept_in_a_shared_database_is_shown_by_the_path_read_takes(
     )
     assert detail == assemble_session_detail(read.messages)
     assert detail.subagents  # the task subagent, stored with its session
+
+
+@pytest.mark.parametrize("capture", sessions(), ids=_id)
+def test_a_finished_session_says_ended_or_last_turn_ended_never_a_live_word(
+    capture, capsys
+) -> None:
+    """Issue 21: ``show`` of a session whose process is gone said ``state needs_input``."""
+    _, path = capture
+    (state,) = [line for line in rendered(capsys, path) if line.startswith("state")]
+    said = state.split(None, 1)[1]
+    assert said in ("ended", "last turn ended", "last turn has no recorded end") or said.startswith(
+        "stopped at: "
+    ), state
+    assert not any(word in said for word in ("needs_input", "your turn", "working", "idle"))
+
+
+@pytest.mark.parametrize("scenario", ["a_exec_plain", "b_exec_commands", "d_tui_approve"])
+def test_show_says_the_input_usage_says(scenario, capsys) -> None:
+    """Issue 21: ``show`` said input 360 where ``usage`` said 300 for one session — show
+    counted the cache reads (folded into ``Usage.input_tokens``) as input too."""
+    rollouts = _codex_home_rollouts(scenario)
+    if not rollouts:
+        pytest.skip(f"no capture {scenario}")
+    (path,) = rollouts[:1]
+    lines = rendered(capsys, path)
+    shown = next(line for line in lines if line.startswith("usage"))  # the header total
+    figure = int(re.search(r"input ([\d,]+)", shown).group(1).replace(",", ""))
+    report = agentspool.usage(by="session", providers=["codex"])
+    (row,) = [r for r in report.rows if path.stem.endswith(r.key)]
+    assert figure == row.input_tokens, (shown, row)
+    cached = int(re.search(r"cache read ([\d,]+)", shown).group(1).replace(",", ""))
+    assert cached == row.cache_read_tokens
+
+
+def test_the_subagent_id_search_prints_is_one_show_takes(capsys) -> None:
+    """Issue 21: ``search`` names a subagent's hit ``<session>/<agent>``; ``show`` refused it."""
+    session_id, _ = _claude_home_session("tui-subagent-foreground")
+    agentspool.index_history()
+    with agentspool.open_history() as store:
+        (child,) = [s for s in store.sessions("claude-code") if s.agent_id]
+    ref = f"{session_id[:8]}/{child.agent_id[:8]}"
+    lines = rendered(capsys, Path(ref))
+    assert lines[0] == f"claude-code session {session_id}"
+    assert any(child.path in line for line in lines[:4]), lines[:4]

@@ -347,3 +347,28 @@ def test_an_on_wait_command_that_reads_nothing_stalls_no_other_run(
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+def test_watch_sees_a_codex_run_end_when_its_process_exits() -> None:
+    """Codex fires no hook when it exits: the end is only the codex process gone. A
+    watcher must read the run again then (issue 21), as ``ls --all`` does."""
+    from agentspool.cli.watch import Follower
+
+    with agentspool.DemoReplay(speed=4.0, scripts=("codex-approval",)) as demo:
+        follower = Follower(demo.runtime_dir, interval=0.5)
+        seen: list[str] = []
+
+        def state() -> str:
+            follower.tick()
+            assert follower.poll is not None
+            run = follower.poll.runs["codex:demo-codex-approval"]
+            if not seen or seen[-1] != run.state:
+                seen.append(run.state)
+            return run.state
+
+        while demo.play(0.25):
+            state()
+        # the stand-in codex has exited: two ticks make one full poll
+        assert [state(), state()][-1] == "ended", seen
+        assert agentspool.list_runs(demo.runtime_dir, include_ended=True)[0].state == "ended"
+    assert "needs_input" in seen and "working" in seen, seen

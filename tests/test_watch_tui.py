@@ -73,7 +73,8 @@ def test_watch_shows_each_state_and_a_questions_options(
         runs[name], bases[name] = run, base
 
     screen = pane.wait_for("3 runs", timeout=30)  # the app is up, every run listed
-    assert all(_state_of(name, "idle")(screen) for name in ("alpha", "beta", "gamma"))
+    # a session started, no turn yet: the CLI waits on its first prompt
+    assert all(_state_of(name, "your turn")(screen) for name in ("alpha", "beta", "gamma"))
 
     for name in ("alpha", "beta", "gamma"):
         prompt = {**bases[name], "prompt_id": "p1", "prompt": f"task {name}"}
@@ -83,12 +84,12 @@ def test_watch_shows_each_state_and_a_questions_options(
 
     approval = {**bases["beta"], "prompt_id": "p1", "tool_name": "Bash"}
     _hook(runs["beta"], silent, "PermissionRequest", {**approval, "tool_input": {"command": "ls"}})
-    pane.wait_until(_state_of("beta", "needs_input"), timeout=WAIT_SHOWN_WITHIN)
+    pane.wait_until(_state_of("beta", "approve Bash: ls"), timeout=WAIT_SHOWN_WITHIN)
 
     asked = {**bases["gamma"], **QUESTION, "prompt_id": "p1"}
     _hook(runs["gamma"], silent, "PreToolUse", asked)
     _hook(runs["gamma"], silent, "PermissionRequest", asked)
-    pane.wait_until(_state_of("gamma", "question"), timeout=WAIT_SHOWN_WITHIN)
+    pane.wait_until(_state_of("gamma", "answer: Which database[?]"), timeout=WAIT_SHOWN_WITHIN)
     # Most urgent first: a run that starts waiting is drawn where it stands at once, and
     # moves up when the list is drawn again, at the next second.
     pane.wait_until(lambda s: [r.split()[1] for r in _rows(s)][:2] == ["gamma", "beta"], 2.0)
@@ -98,7 +99,7 @@ def test_watch_shows_each_state_and_a_questions_options(
         pane.send_keys("k")
     screen = pane.wait_for("1. Postgres", timeout=SHOWN_WITHIN)
     assert "question: Which database?" in screen and "2. SQLite" in screen
-    assert "asks: Which database?" in _rows(screen)[0]  # what it waits on, in its row
+    assert "answer: Which database?" in _rows(screen)[0]  # what it waits on, in its row
 
     pane.send_keys("j")  # the next run down: beta, waiting on its approval
     screen = pane.wait_for("waiting for approval", timeout=SHOWN_WITHIN)

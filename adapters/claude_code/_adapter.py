@@ -53,6 +53,7 @@ from agentspool.core.seam import (
     Capabilities,
     Chat,
     Drift,
+    InstalledHook,
     InstallReport,
     InstallScope,
     ProcessState,
@@ -154,6 +155,10 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
 
     def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.uninstall_hooks(scope, directory)
+
+    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
+        """The hooks ``install`` put in the user's settings, as they are there now."""
+        return _install.installed_hooks(directory)
 
     # -- reading ---------------------------------------------------------------------
     def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:

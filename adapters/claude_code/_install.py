@@ -16,7 +16,7 @@ import msgspec
 from agentspool.adapters.claude_code._lifecycle import TEMPLATE
 from agentspool.adapters.common import install
 from agentspool.adapters.common.templates import fill_hooks, template_text
-from agentspool.core.seam import InstalledFile, InstallReport, InstallScope
+from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
 from agentspool.spool.commands import hook_command
 
 PROVIDER = "claude-code"
@@ -63,3 +63,11 @@ def uninstall_hooks(scope: InstallScope, directory: str | None = None) -> Instal
         path, lambda text, backup: install.remove_groups(text, path, backup), scope, directory
     )
     return InstallReport(provider=PROVIDER, scope=scope, files=[done])
+
+
+def installed_hooks(directory: str | None = None) -> list[InstalledHook]:
+    """Our hooks in the user's settings (``agentspool doctor``)."""
+    return install.installed_commands(
+        settings_path("user", directory),
+        lambda event: hook_command("claude_code", event, installed=True),
+    )

@@ -64,6 +64,7 @@ from agentspool.core.seam import (
     Capabilities,
     Chat,
     Drift,
+    InstalledHook,
     InstallReport,
     InstallScope,
     Message,
@@ -245,6 +246,10 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
     def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
         return _install.uninstall_hooks(scope, directory)
 
+    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
+        """The hooks ``install`` put in the user's settings, as they are there now."""
+        return _install.installed_hooks(directory)
+
     # -- reading ---------------------------------------------------------------------
     def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
         return _SpoolView(run_id, runtime_dir)
@@ -253,6 +258,17 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
         follower = ZstFollower if transcript_path.endswith(".zst") else JsonlFollower
         thread_id = thread_id_from_path(transcript_path)
         return TranscriptView(follower(transcript_path, run_id), lambda: RolloutParser(thread_id))
+
+    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
+        """For ``spool_sig``: the rollout, and the codex process's liveness by stat alone
+        (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer
+        has). Codex fires no hook when it exits, so without these a watcher never reads
+        the run again and never sees it end."""
+        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
+        watched = [path] if path else []
+        if pid:
+            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
+        return tuple(watched)
 
     def sessions(self, since: float) -> list[Session]:
         """Rollouts changed at or after ``since``

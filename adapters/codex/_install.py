@@ -36,7 +36,7 @@ from agentspool.adapters.codex._lifecycle import (
 )
 from agentspool.adapters.common import install, jsontext
 from agentspool.adapters.common.templates import toml_string
-from agentspool.core.seam import InstallReport, InstallScope
+from agentspool.core.seam import InstalledHook, InstallReport, InstallScope
 from agentspool.errors import SettingsError, UnsupportedError
 from agentspool.spool.commands import hook_command
 
@@ -306,3 +306,11 @@ def uninstall_hooks(scope: InstallScope, directory: str | None = None) -> Instal
         ours=install.text_holds_ours,
     )
     return InstallReport(provider=PROVIDER, scope=scope, files=[hooks_done, config_done])
+
+
+def installed_hooks(directory: str | None = None) -> list[InstalledHook]:
+    """Our hooks in the user's ``hooks.json`` (``agentspool doctor``)."""
+    return install.installed_commands(
+        os.path.join(_home(directory), HOOKS),
+        lambda event: hook_command("codex", event, installed=True),
+    )

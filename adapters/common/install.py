@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentspool.adapters.common import jsontext
-from agentspool.core.seam import InstalledFile
+from agentspool.core.seam import InstalledFile, InstalledHook
 from agentspool.errors import SettingsError
 from agentspool.spool.commands import is_installed_hook
 from agentspool.spool.files import file_kind, write_private_file
@@ -344,6 +344,30 @@ def _first_ours(hooks: jsontext.Node) -> tuple[int, int, int] | None:
                 if handler_is_ours(handler.value):
                     return key_index, group_index, handler_index
     return None
+
+
+def installed_commands(path: str, wanted: Callable[[str], str]) -> list[InstalledHook]:
+    """The commands of our hooks in the settings file ``path`` (none when it does not
+    exist), each marked current when it is ``wanted(event)``. A file that cannot be read
+    or parsed raises ``SettingsError``."""
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise SettingsError(path, f"cannot be read: {exc.strerror}") from None
+    out = []
+    for event, groups in our_group_positions(text, path).items():
+        for _, group in groups:
+            for handler in group["hooks"]:
+                command = handler["command"]
+                out.append(
+                    InstalledHook(
+                        path=path, event=event, command=command, current=command == wanted(event)
+                    )
+                )
+    return out
 
 
 def our_group_positions(text: str, path: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:

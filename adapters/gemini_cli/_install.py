@@ -19,7 +19,7 @@ import msgspec
 
 from agentspool.adapters.common import install
 from agentspool.adapters.common.templates import fill_hooks, template_text
-from agentspool.core.seam import InstalledFile, InstallReport, InstallScope
+from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
 from agentspool.errors import SettingsError
 from agentspool.spool.commands import hook_command
 
@@ -81,3 +81,10 @@ def uninstall_hooks(scope: InstallScope, directory: str | None = None) -> Instal
     path = settings_path(directory)
     done = _edit(path, lambda text, backup: install.remove_groups(text, path, backup))
     return InstallReport(provider=PROVIDER, scope=scope, files=[done])
+
+
+def installed_hooks(directory: str | None = None) -> list[InstalledHook]:
+    """Our hooks in the user's settings (``agentspool doctor``)."""
+    return install.installed_commands(
+        settings_path(directory), lambda event: hook_command("gemini_cli", event, installed=True)
+    )

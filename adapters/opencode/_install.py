@@ -16,7 +16,7 @@ from typing import Literal
 
 from agentspool.adapters.common import install
 from agentspool.adapters.opencode._lifecycle import PLUGIN_FILE, plugin_source
-from agentspool.core.seam import InstalledFile, InstallReport, InstallScope
+from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
 from agentspool.errors import SettingsError
 from agentspool.spool.files import write_private_file
 
@@ -81,3 +81,13 @@ def uninstall_plugin(scope: InstallScope, directory: str | None = None) -> Insta
     return InstallReport(
         provider=PROVIDER, scope=scope, files=[InstalledFile(path=path, action=action)]
     )
+
+
+def installed_hooks(directory: str | None = None) -> list[InstalledHook]:
+    """Our plugin in the user's plugin folder, if it is there (``agentspool doctor``):
+    OpenCode loads it itself, so there is no command to run."""
+    path = plugin_path("user", directory)
+    current = _current(path)
+    if current is None:
+        return []
+    return [InstalledHook(path=path, event="plugin", current=current == plugin_source())]

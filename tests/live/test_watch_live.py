@@ -18,8 +18,10 @@ detail pane must show the question and every option.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -166,17 +168,17 @@ def test_watch_shows_a_claude_question_and_a_codex_approval_within_a_second(
         tui.pid(timeout=CLI_DEADLINE)  # known, so that closing it can make sure it is gone
         codex.wait_tui_ready(codex_pane, timeout=CLI_DEADLINE)
         screen = watch.wait_for("3 runs", timeout=30)
-        assert _row("claude-code", "hooked-idle", "idle")(screen), screen
+        assert _row("claude-code", "hooked-idle", "your turn")(screen), screen
 
         tui.submit("ask me a color")
         cli_at, watch_at = _first_seen(
-            tui.pane, watch, _claude_asks, _row("claude-code", claude_id, "question")
+            tui.pane, watch, _claude_asks, _row("claude-code", claude_id, "answer: Which color")
         )
         claude_lag = watch_at - cli_at
 
         codex.submit(codex_pane, f"run {COMMAND}")
         cli_at, watch_at = _first_seen(
-            codex_pane, watch, _codex_asks, _row("codex", codex_id, "needs_input")
+            codex_pane, watch, _codex_asks, _row("codex", codex_id, "approve Bash:")
         )
         codex_lag = watch_at - cli_at
         print(f"watch after the CLI: claude question {claude_lag:+.3f} s, codex {codex_lag:+.3f} s")
@@ -189,16 +191,28 @@ def test_watch_shows_a_claude_question_and_a_codex_approval_within_a_second(
         assert f"approve Bash: {COMMAND}" in screen  # what the Codex run waits on, in its row
 
         watch.send_keys("Home")  # the top row: the Claude run's question
-        screen = watch.wait_until(lambda s: f"{claude_id} — claude-code, question" in s, timeout=10)
+        screen = watch.wait_until(
+            lambda s: f"{claude_id} — claude-code: answer: Which color" in s, timeout=10
+        )
         assert "question: Which color do you prefer?" in screen, screen
         for number, label in enumerate(OPTIONS, 1):
             assert f"{number}. {label}" in screen, screen
 
         watch.send_keys("j")  # the next row: the Codex run, waiting on its approval
-        screen = watch.wait_until(lambda s: f"{codex_id} — codex, needs_input" in s, timeout=10)
+        screen = watch.wait_until(
+            lambda s: f"{codex_id} — codex: approve Bash: {COMMAND} (needs_input)" in s, timeout=10
+        )
         assert f"waiting for approval of Bash: {COMMAND}" in screen, screen
         # the CLIs still show their dialogs: watch saw them, it answered nothing
         assert _claude_asks(tui.screen()) and _codex_asks(codex_pane.screen())
+
+        # issue 21: the Codex run's turn ends, then its process: watch shows both
+        codex_pane.send_keys("y")
+        watch.wait_until(_row("codex", codex_id, "your turn"), timeout=CLI_DEADLINE)
+        pid = codex.codex_pid(codex_pane)
+        assert pid is not None
+        os.kill(pid, signal.SIGTERM)  # no hook fires: the end is the process gone
+        watch.wait_until(_row("codex", codex_id, "ended"), timeout=30)
     finally:
         codex_home.cleanup()  # codex and its children, then the server: every window
         if tui is not None:
