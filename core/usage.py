@@ -22,7 +22,10 @@ Each response counts once
     first record's moment, then their last record's (the session that stopped earlier is
     the one the others copied), then provider and session id. The timestamp is part of
     the key because an id alone is not unique across files written by test servers
-    that number their responses.
+    that number their responses. A session that states it was copied from another
+    (``SessionInfo.copied_from``: a fork that re-stamps what it copies) holds its
+    copies under new times: an entry of it whose ``(provider, message_id)`` a session
+    before it in that order has counted is a copy, whatever its time.
 
 The four token kinds are kept apart
     ``input_tokens`` here is plain input: neither read from nor written to the cache
@@ -81,6 +84,10 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     are not all of its records (0: the records given say)."""
     updated: float = 0.0
     """Epoch seconds of its last record with a time (0: the records given say)."""
+    copied_from: str = ""
+    """The session this one's transcript says it was copied from (a fork), ``""`` for
+    none: its records that repeat an earlier session's responses count there only,
+    even under another time (the fork re-stamped them)."""
 
 
 class Charged(Protocol):
@@ -189,14 +196,17 @@ def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_En
             collected.append(((first, last, info.provider, info.session_id), entries))
     collected.sort(key=lambda pair: pair[0])
     seen: set[tuple[str, str, str]] = set()
+    counted: set[tuple[str, str]] = set()
     kept = []
     for _, entries in collected:
         for entry in entries:
             if entry.message_id:
                 key = (entry.session.provider, entry.message_id, entry.timestamp)
-                if key in seen:
+                response = key[:2]
+                if key in seen or (entry.session.copied_from and response in counted):
                     continue
                 seen.add(key)
+                counted.add(response)
             kept.append(entry)
     return kept
 

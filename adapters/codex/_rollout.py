@@ -325,7 +325,7 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _BARE_ITEMS = frozenset({"message", "reasoning", "web_search_call", *_CALLS, *_OUTPUTS})
 """Response item kinds: a line with one of them as its ``type`` and no ``payload`` is a
 bare item of the pre-envelope format."""
@@ -703,7 +703,7 @@ class RolloutParser:
         if self._meta_seen:
             return  # a later session_meta (resume, fork) does not change the identity
         self._meta_seen = True
-        if _UUID.fullmatch(meta.id) or not self.thread_id:
+        if UUID.fullmatch(meta.id) or not self.thread_id:
             # A header naming no thread id (a made-up name, or none) leaves the file
             # name's: ids like "parent-session" are shared by unrelated files.
             self.thread_id = meta.id or self.thread_id
