@@ -331,6 +331,7 @@ _BARE_ITEMS = frozenset({"message", "reasoning", "web_search_call", *_CALLS, *_O
 bare item of the pre-envelope format."""
 _COPIES_KEPT = 64
 """Texts remembered per channel for their echo (an echo follows within the turn)."""
+_ANSWER_COPIES = ("assistant:event", "assistant:item", "thinking:event", "thinking:item")
 
 
 def _injected(text: str) -> bool:
@@ -644,19 +645,24 @@ class RolloutParser:
             f"o{line.ordinal}" if line.ordinal >= 0 else f"seq{self._base + len(self.messages) + 1}"
         )
 
-    def _echo(self, role: str, channel: str, texts: list[str]) -> bool:
+    def _echo(self, mine: str, other: str, texts: list[str]) -> bool:
         """Codex 0.34-0.146 write a prompt, an answer and the reasoning twice: as a
         response item and as a UI event, in either order. The first is the record; the
-        second, the same text from the other channel, is its echo: ``True`` (and it is
-        consumed). Otherwise the texts are remembered for their echo to come."""
-        other = self._copies.get(f"{role}:{'event' if channel == 'item' else 'item'}")
-        if other and texts and all(t in other for t in texts):
+        second, the same text from the other channel (``other``: ``<role>:<channel>``),
+        is its echo: ``True`` (and it is consumed). Otherwise the texts are remembered
+        (under ``mine``) for their echo to come."""
+        copies = self._copies
+        theirs = copies.get(other)
+        if theirs and texts and all(t in theirs for t in texts):
             for text in texts:
-                other.remove(text)
+                theirs.remove(text)
             return True
-        mine = self._copies.setdefault(f"{role}:{channel}", [])
-        mine += texts
-        del mine[:-_COPIES_KEPT]
+        kept = copies.get(mine)
+        if kept is None:
+            copies[mine] = kept = []
+        kept += texts
+        if len(kept) > _COPIES_KEPT:
+            del kept[:-_COPIES_KEPT]
         return False
 
     # -- turns a prompt opens (releases that mark none) ----------------------------
@@ -665,10 +671,10 @@ class RolloutParser:
         turn's; otherwise (no release before 0.1xx writes a turn's start or end) it opens
         a turn of its own, and ends the one the previous prompt opened: Codex takes a
         prompt only once its turn is over."""
-        self._copies.pop("assistant:event", None)
-        self._copies.pop("assistant:item", None)
-        self._copies.pop("thinking:event", None)
-        self._copies.pop("thinking:item", None)
+        copies = self._copies
+        if copies:
+            for key in _ANSWER_COPIES:
+                copies.pop(key, None)
         if self._turn_open and not self._prompted:
             return
         at = epoch_seconds(message.timestamp)
@@ -801,7 +807,8 @@ class RolloutParser:
             elif not ("user.text" in kinds or (not kinds and not _injected(stripped))):
                 hidden = True  # context Codex injects for the model (environment, rules)
             is_meta = hidden or kind != "text"
-            if not is_meta and self._echo("user", "item", [text]):
+            # 0.169 marks its items (content_item_kinds) and writes no UI-event copies.
+            if not (is_meta or kinds) and self._echo("user:item", "user:event", [text]):
                 return
         elif item.role == "assistant":
             if item.content is None and isinstance(item.function_call, dict):
@@ -817,7 +824,7 @@ class RolloutParser:
             hidden = line.metadata is not None and line.metadata.compaction_output
             kind = "summary" if hidden else "text"
             is_meta = hidden
-            if not hidden and self._echo("assistant", "item", [text]):
+            if not (hidden or kinds) and self._echo("assistant:item", "assistant:event", [text]):
                 return
         elif item.role in ("function", "tool"):
             # A peer's fixture: a chat-completions tool result, by the tool's name.
@@ -841,7 +848,7 @@ class RolloutParser:
 
     def _reasoning(self, line: _ResponseItemLine, item: _ResponseItem) -> None:
         parts = _parts(item.summary) + _parts(item.content)
-        if self._echo("thinking", "item", parts) or (
+        if self._echo("thinking:item", "thinking:event", parts) or (
             not parts and self._copies.get("thinking:event")
         ):
             return  # the reasoning events before it showed it
@@ -988,12 +995,22 @@ class RolloutParser:
         if kind not in self._events_checked:
             self._events_checked.add(kind)
             self._first("event_msg:" + kind)
-        handler = self._EVENTS.get(kind)
-        if handler is not None:
-            handler(self, line, msg)
-        elif kind not in EVENT_BOOKKEEPING:
-            self.unknown += 1
-            self.drift.unknown_type("event_msg:" + kind)
+        # The kinds every turn writes first (a bulk read pays per event, ADR 0009).
+        if kind == "item_completed":
+            if msg.item is not None:
+                self._item_completed(line, msg)
+        elif kind == "token_count":
+            if msg.info is not None:
+                self._token_count(line, msg)
+        elif kind in EVENT_BOOKKEEPING:
+            return
+        else:
+            handler = self._EVENTS.get(kind)
+            if handler is not None:
+                handler(self, line, msg)
+            else:
+                self.unknown += 1
+                self.drift.unknown_type("event_msg:" + kind)
 
     def _task_started(self, line: _EventLine, msg: _EventMsg) -> None:
         if msg.turn_id:
@@ -1075,7 +1092,7 @@ class RolloutParser:
 
     def _user_message(self, line: _EventLine, msg: _EventMsg) -> None:
         text = msg.message if isinstance(msg.message, str) else ""
-        if self._echo("user", "event", [text]):
+        if self._echo("user:event", "user:item", [text]):
             return  # the prompt's response item came first
         message = Message(
             id=self._fallback_id(line),
@@ -1089,7 +1106,7 @@ class RolloutParser:
 
     def _agent_said(self, line: _EventLine, msg: _EventMsg) -> None:
         text = msg.message if isinstance(msg.message, str) else ""
-        if self._echo("assistant", "event", [text]):
+        if self._echo("assistant:event", "assistant:item", [text]):
             return
         self._append(
             Message(
@@ -1103,7 +1120,7 @@ class RolloutParser:
 
     def _agent_thought(self, line: _EventLine, msg: _EventMsg) -> None:
         text = msg.text or ""
-        if self._echo("thinking", "event", [text] if text else []):
+        if self._echo("thinking:event", "thinking:item", [text] if text else []):
             return
         self._append(
             Message(
@@ -1270,7 +1287,13 @@ class RolloutParser:
         # Codex's input_tokens already includes the cached part (the API's
         # input_tokens, with input_tokens_details.cached_tokens beside it): nothing
         # to fold, the cached count is recorded as the part of it that hit the cache.
-        usage = _usage_of(u)
+        usage = Usage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_input_tokens=u.cached_input_tokens,
+            reasoning_tokens=u.reasoning_output_tokens,
+            cache_write_tokens=u.cache_write_input_tokens,
+        )
         self.usage.add(usage)
         # The usage record follows its response's items, so it is attached to the first
         # of them once it arrives (a re-read shows it; seq and ids never move). A
