@@ -132,15 +132,25 @@ class _ResponseItem(msgspec.Struct, gc=False):
     summary: list[_Part] | str | None = None
     """``summary_text`` parts of a reasoning item (a caption string in a peer's call)."""
     internal_chat_message_metadata_passthrough: _Passthrough | None = None
+
+
+class _RichItem(msgspec.Struct, gc=False):
+    """The fields of the rare item kinds, read from the line again when one is met: every
+    field a view declares costs each item's undeclared keys a look (benchmarks/read.py)."""
+
     action: Any = None
     """A ``web_search_call``'s ``{type, query, queries, url, pattern}``."""
     function_call: Any = None
+    """A peer's chat-completions call on an assistant message."""
     function: Any = None
     result: Any = None
     tools: Any = None
     revised_prompt: str | None = None
-    author: str | None = None
     recipient: str | None = None
+
+
+class _RichItemLine(msgspec.Struct, gc=False):
+    payload: _RichItem = msgspec.field(default_factory=_RichItem)
 
 
 class _Agent(msgspec.Struct, gc=False):
@@ -197,6 +207,11 @@ class _EventMsg(msgspec.Struct, gc=False):
     text: str | None = None
     """The text of agent_reasoning, agent_reasoning_raw_content."""
     info: _TokenInfo | None = None
+
+
+class _RichEvent(msgspec.Struct, gc=False):
+    """The fields of the rare event kinds, read from the line again (see ``_RichItem``)."""
+
     call_id: str = ""
     name: str = ""
     input: Any = None
@@ -204,6 +219,10 @@ class _EventMsg(msgspec.Struct, gc=False):
     new_agent_nickname: str | None = None
     prompt: str | None = None
     review_output: Any = None
+
+
+class _RichEventLine(msgspec.Struct, gc=False):
+    payload: _RichEvent = msgspec.field(default_factory=_RichEvent)
 
 
 class _UsageRecord(msgspec.Struct, gc=False):
@@ -318,6 +337,9 @@ _decode_lines = _line_decoder.decode_lines
 _decode_any_line = msgspec.json.Decoder(_AnyLine).decode
 _decode_legacy_line = msgspec.json.Decoder(_LegacyLine).decode
 _decode_bare_item = msgspec.json.Decoder(_ResponseItem).decode
+_decode_rich_item = msgspec.json.Decoder(_RichItemLine).decode
+_decode_rich_bare_item = msgspec.json.Decoder(_RichItem).decode
+_decode_rich_event = msgspec.json.Decoder(_RichEventLine).decode
 KNOWN_TYPES = frozenset(cls.__struct_config__.tag for cls in _LINE_TYPES)
 
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
@@ -331,7 +353,6 @@ _BARE_ITEMS = frozenset({"message", "reasoning", "web_search_call", *_CALLS, *_O
 bare item of the pre-envelope format."""
 _COPIES_KEPT = 64
 """Texts remembered per channel for their echo (an echo follows within the turn)."""
-_ANSWER_COPIES = ("assistant:event", "assistant:item", "thinking:event", "thinking:item")
 
 
 def _injected(text: str) -> bool:
@@ -519,8 +540,16 @@ class RolloutParser:
         """A ``token_usage_record`` came since the latest ``token_count``: the next one
         repeats it."""
         self._copies: dict[str, list[str]] = {}
-        """``<role>:<channel>`` → texts recorded from one channel (``item``, ``event``)
-        whose copy from the other may follow (the copy is an echo, not a record)."""
+        """Role → texts recorded from UI events whose response item may follow (that item
+        is their echo, not a record)."""
+        self._block: memoryview | None = None
+        self._decoded: list[Any] = []
+        self._lines: list[bytes] | None = None
+        """The block's lines, split once a rare record asks for its own (``_raw``)."""
+        self._bare = False
+        self._recent: dict[str, str] = {}
+        """Role → the text of the latest record from a response item, which its UI event
+        may repeat next."""
         self._meta_seen = False
         self._items_checked: set[str] = set()
         self._events_checked: set[str] = set()
@@ -538,8 +567,10 @@ class RolloutParser:
                 self.feed_line(raw)
             return
         handlers = self._HANDLERS
+        self._block, self._decoded, self._lines = block, decoded, None
         for line in decoded:
             handlers[type(line)](self, line)
+        self._block, self._decoded = None, []
         if self._unchecked:
             self._check_fields(block)
 
@@ -554,6 +585,7 @@ class RolloutParser:
         except (msgspec.DecodeError, UnicodeDecodeError):
             self.corrupt += 1
             return
+        self._decoded, self._lines = [line], [raw]
         self._HANDLERS[type(line)](self, line)
         if self._unchecked:
             self._check_fields(raw)
@@ -575,7 +607,9 @@ class RolloutParser:
             except _DECODE_ERRORS:
                 self.corrupt += 1
                 return
+            self._decoded, self._lines, self._bare = [], [raw], True
             self._response_item(_ResponseItemLine(payload=item))
+            self._bare = False
         elif kind in KNOWN_TYPES:
             self.corrupt += 1  # a known record whose fields do not fit its view
         else:
@@ -638,6 +672,29 @@ class RolloutParser:
         if message.role == "assistant":
             self._unpriced.append(message)
 
+    def _raw(self, line: _Line) -> bytes:
+        """``line``'s bytes: ``feed`` splits its block only when a rare record asks (the
+        decoded lines are the block's non-blank lines, in order; an equal line earlier in
+        the block has the same bytes' meaning)."""
+        if self._lines is None:
+            block = self._block if self._block is not None else memoryview(b"")
+            self._lines = [raw for raw in split_lines(block) if raw.strip()]
+        return self._lines[self._decoded.index(line) if self._decoded else 0]
+
+    def _rich_item(self, line: _Line) -> _RichItem:
+        try:
+            if self._bare:
+                return _decode_rich_bare_item(self._raw(line))
+            return _decode_rich_item(self._raw(line)).payload
+        except _DECODE_ERRORS:
+            return _RichItem()
+
+    def _rich_event(self, line: _Line) -> _RichEvent:
+        try:
+            return _decode_rich_event(self._raw(line)).payload
+        except _DECODE_ERRORS:
+            return _RichEvent()
+
     def _fallback_id(self, line: _Line) -> str:
         """An id for a record that names none: its ordinal, else the seq its message
         gets (both stable however often the file is read)."""
@@ -645,24 +702,31 @@ class RolloutParser:
             f"o{line.ordinal}" if line.ordinal >= 0 else f"seq{self._base + len(self.messages) + 1}"
         )
 
-    def _echo(self, mine: str, other: str, texts: list[str]) -> bool:
-        """Codex 0.34-0.146 write a prompt, an answer and the reasoning twice: as a
-        response item and as a UI event, in either order. The first is the record; the
-        second, the same text from the other channel (``other``: ``<role>:<channel>``),
-        is its echo: ``True`` (and it is consumed). Otherwise the texts are remembered
-        (under ``mine``) for their echo to come."""
-        copies = self._copies
-        theirs = copies.get(other)
-        if theirs and texts and all(t in theirs for t in texts):
-            for text in texts:
-                theirs.remove(text)
+    # Codex 0.34-0.146 write a prompt, an answer and the reasoning twice: as a response
+    # item and as a UI event, in either order. The first is the record; the second, the
+    # same text from the other channel, is its echo (nothing is recorded for it).
+    def _item_echo(self, role: str, text: str) -> bool:
+        """An item's text: the echo of a UI event before it (consumed), or remembered as
+        the latest item of the role, whose event may follow."""
+        theirs = self._copies.get(role)
+        if theirs and text in theirs:
+            theirs.remove(text)
             return True
-        kept = copies.get(mine)
-        if kept is None:
-            copies[mine] = kept = []
-        kept += texts
-        if len(kept) > _COPIES_KEPT:
-            del kept[:-_COPIES_KEPT]
+        self._recent[role] = text
+        return False
+
+    def _event_echo(self, role: str, text: str) -> bool:
+        """A UI event's text: the echo of the latest item of the role (a reasoning event
+        repeats one part of its item's summary), or remembered for the item that may
+        follow."""
+        recent = self._recent.get(role)
+        if recent is not None and (text == recent or (role == "thinking" and text in recent)):
+            return True
+        if text:
+            kept = self._copies.setdefault(role, [])
+            kept.append(text)
+            if len(kept) > _COPIES_KEPT:
+                del kept[:-_COPIES_KEPT]
         return False
 
     # -- turns a prompt opens (releases that mark none) ----------------------------
@@ -671,10 +735,13 @@ class RolloutParser:
         turn's; otherwise (no release before 0.1xx writes a turn's start or end) it opens
         a turn of its own, and ends the one the previous prompt opened: Codex takes a
         prompt only once its turn is over."""
-        copies = self._copies
+        copies, recent = self._copies, self._recent
         if copies:
-            for key in _ANSWER_COPIES:
-                copies.pop(key, None)
+            copies.pop("assistant", None)
+            copies.pop("thinking", None)
+        if len(recent) > 1:
+            recent.pop("assistant", None)
+            recent.pop("thinking", None)
         if self._turn_open and not self._prompted:
             return
         at = epoch_seconds(message.timestamp)
@@ -770,20 +837,22 @@ class RolloutParser:
             # Codex looking up tools it may call (0.146, run locally: its output follows).
             self._call(line, item, turn, "tool_search")
         elif kind == "tool_search_output":
-            self._output(line, item, turn, _tool_names(item.tools))
+            self._output(line, item, turn, _tool_names(self._rich_item(line).tools))
         elif kind == "web_search_call":
             # The model's own search (run by the API, not here): done when recorded.
-            self._done_call(line, item, "web_search", _as_dict(item.action))
+            self._done_call(line, item, "web_search", _as_dict(self._rich_item(line).action))
         elif kind == "image_generation_call":
-            prompt = {"prompt": item.revised_prompt} if item.revised_prompt else {}
+            revised = self._rich_item(line).revised_prompt
+            prompt = {"prompt": revised} if revised else {}
             self._done_call(line, item, "image_generation", prompt)
         elif kind == "agent_message":
             self._agent_message(line, item)
         elif kind == "tool_call":  # a peer's fixture: {function: {name}, arguments}
-            name = item.function.get("name", "") if isinstance(item.function, dict) else ""
+            rich = self._rich_item(line)
+            name = rich.function.get("name", "") if isinstance(rich.function, dict) else ""
             self._done_call(line, item, str(name or "tool"), arguments_of(item.arguments))
         elif kind == "tool_result":  # a peer's fixture: {name, result}
-            self._done_result(line, item.name, _output_text(item.result))
+            self._done_result(line, item.name, _output_text(self._rich_item(line).result))
         elif kind not in ITEMS_IGNORED:
             self.unknown += 1
             self.drift.unknown_type("response_item:" + kind)
@@ -808,12 +877,12 @@ class RolloutParser:
                 hidden = True  # context Codex injects for the model (environment, rules)
             is_meta = hidden or kind != "text"
             # 0.169 marks its items (content_item_kinds) and writes no UI-event copies.
-            if not (is_meta or kinds) and self._echo("user:item", "user:event", [text]):
+            if not (is_meta or kinds) and self._item_echo("user", text):
                 return
         elif item.role == "assistant":
-            if item.content is None and isinstance(item.function_call, dict):
+            call = self._rich_item(line).function_call if item.content is None else None
+            if isinstance(call, dict):
                 # A peer's fixture: a chat-completions call carried by the message.
-                call = item.function_call
                 self._done_call(
                     line, item, str(call.get("name") or "tool"), arguments_of(call.get("arguments"))
                 )
@@ -824,7 +893,7 @@ class RolloutParser:
             hidden = line.metadata is not None and line.metadata.compaction_output
             kind = "summary" if hidden else "text"
             is_meta = hidden
-            if not (hidden or kinds) and self._echo("assistant:item", "assistant:event", [text]):
+            if not (hidden or kinds) and self._item_echo("assistant", text):
                 return
         elif item.role in ("function", "tool"):
             # A peer's fixture: a chat-completions tool result, by the tool's name.
@@ -847,17 +916,22 @@ class RolloutParser:
             self._prompt(message)
 
     def _reasoning(self, line: _ResponseItemLine, item: _ResponseItem) -> None:
-        parts = _parts(item.summary) + _parts(item.content)
-        if self._echo("thinking:item", "thinking:event", parts) or (
-            not parts and self._copies.get("thinking:event")
-        ):
-            return  # the reasoning events before it showed it
+        pending = self._copies.get("thinking")
+        if pending:
+            # Its reasoning events came first (0.34-0.108): one per summary part.
+            parts = _parts(item.summary) + _parts(item.content)
+            if all(t in pending for t in parts):
+                for text in parts:
+                    pending.remove(text)
+                return
+        text = _text(item.summary) or _text(item.content)
+        self._recent["thinking"] = text
         self._append(
             Message(
                 id=item.id or self._fallback_id(line),
                 kind="thinking",
                 role="assistant",
-                text=_text(item.summary) or _text(item.content),
+                text=text,
                 timestamp=line.timestamp,
             )
         )
@@ -872,7 +946,7 @@ class RolloutParser:
                 role="system",
                 text=_text(item.content),
                 timestamp=line.timestamp,
-                tool_name=item.recipient or "",
+                tool_name=self._rich_item(line).recipient or "",
                 presentation="agent",
             )
         )
@@ -1092,7 +1166,7 @@ class RolloutParser:
 
     def _user_message(self, line: _EventLine, msg: _EventMsg) -> None:
         text = msg.message if isinstance(msg.message, str) else ""
-        if self._echo("user:event", "user:item", [text]):
+        if self._event_echo("user", text):
             return  # the prompt's response item came first
         message = Message(
             id=self._fallback_id(line),
@@ -1106,7 +1180,7 @@ class RolloutParser:
 
     def _agent_said(self, line: _EventLine, msg: _EventMsg) -> None:
         text = msg.message if isinstance(msg.message, str) else ""
-        if self._echo("assistant:event", "assistant:item", [text]):
+        if self._event_echo("assistant", text):
             return
         self._append(
             Message(
@@ -1120,7 +1194,7 @@ class RolloutParser:
 
     def _agent_thought(self, line: _EventLine, msg: _EventMsg) -> None:
         text = msg.text or ""
-        if self._echo("thinking:event", "thinking:item", [text] if text else []):
+        if self._event_echo("thinking", text):
             return
         self._append(
             Message(
@@ -1135,26 +1209,28 @@ class RolloutParser:
     def _tool_call_event(self, line: _EventLine, msg: _EventMsg) -> None:
         """A call as a UI event only (a peer's fixture): the call record, joined to
         nothing (no output names it)."""
-        arguments = msg.input if isinstance(msg.input, dict) else arguments_of(msg.input)
-        call_id = msg.call_id or self._fallback_id(line)
-        self._names[call_id] = msg.name
+        rich = self._rich_event(line)
+        arguments = arguments_of(rich.input)
+        call_id = rich.call_id or self._fallback_id(line)
+        self._names[call_id] = rich.name
         self._append(
             Message(
                 id=f"call:{call_id}",
                 kind="tool_call",
                 role="assistant",
                 timestamp=line.timestamp,
-                tool_name=msg.name,
+                tool_name=rich.name,
                 tool_use_id=call_id,
                 tool_input=arguments,
-                presentation=presentation(msg.name),
+                presentation=presentation(rich.name),
             )
         )
 
     def _review_done(self, line: _EventLine, msg: _EventMsg) -> None:
         """``/review``'s outcome (0.146): its explanation and findings, as the answer the
         reader sees."""
-        review = msg.review_output if isinstance(msg.review_output, dict) else {}
+        output = self._rich_event(line).review_output
+        review = output if isinstance(output, dict) else {}
         lines = [str(review.get("overall_explanation") or "")]
         for finding in review.get("findings") or ():
             if isinstance(finding, dict) and finding.get("title"):
@@ -1172,9 +1248,10 @@ class RolloutParser:
     def _spawned(self, line: _EventLine, msg: _EventMsg) -> None:
         """``collab_agent_spawn_end`` (0.146-0.200): the sub-agent a ``spawn_agent`` call
         started, as 0.169's ``item_completed/CollabAgentToolCall`` names it."""
-        if msg.new_thread_id:
+        rich = self._rich_event(line)
+        if rich.new_thread_id:
             self._link(
-                line, msg.call_id, msg.new_thread_id, msg.prompt or msg.new_agent_nickname or ""
+                line, rich.call_id, rich.new_thread_id, rich.prompt or rich.new_agent_nickname or ""
             )
 
     def _item_completed(self, line: _EventLine, msg: _EventMsg) -> None:
@@ -1458,6 +1535,7 @@ class ResumeState(msgspec.Struct, gc=False):
     total: tuple[int, int, int, int] | None = None
     recorded: bool = False
     copies: dict[str, list[str]] = {}
+    recent: dict[str, str] = {}
 
 
 _encode_state = msgspec.json.Encoder().encode
@@ -1514,6 +1592,7 @@ class HistoryParser(RolloutParser):
                 total=self._total,
                 recorded=self._recorded,
                 copies=self._copies,
+                recent=self._recent,
             )
         )
 
@@ -1546,4 +1625,5 @@ class HistoryParser(RolloutParser):
         parser._total = saved.total
         parser._recorded = saved.recorded
         parser._copies = saved.copies
+        parser._recent = saved.recent
         return parser
