@@ -53,6 +53,9 @@ def _entries() -> list[tuple[str, str]]:
 # figures, which the test holds it to (``None``: no row, every response counted in
 # another session). (input, output, cache read, cache write)
 _CODEX_DIFFERENCES: dict[str, tuple[int, int, int, int] | None] = {
+    # A real 0.36 resume: the new file holds its parent 9cd28a74-…'s session_meta and
+    # every line of it under the resume's time, 56 responses ccusage counts again.
+    "613a9a68-8816-40b2-a2d4-041ade599da6": (66855, 16568, 819328, 0),
     # ccusage's own branch fixture: the branch's first line is the parent's, byte for
     # byte (same time, same running total): ccusage counts that response in both.
     "feb63163-7215-5332-a7da-2197510c0cec": (400, 250, 200, 0),

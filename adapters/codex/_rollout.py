@@ -504,7 +504,9 @@ class RolloutParser:
         them), else the one the file's name carries (``fallback_thread_id``)."""
         self.parent_thread_id = ""
         self.forked_from = ""
-        """The thread a fork copied (``session_meta.forked_from_id``), else ``""``."""
+        """The thread whose history this rollout copies: a fork's
+        ``session_meta.forked_from_id``, or the thread a later ``session_meta`` names (a
+        resumed thread's new file), else ``""``."""
         self.agent_id = ""
         """The thread id when this rollout is a sub-agent's, else ``""``."""
         self.nickname = ""
@@ -774,7 +776,12 @@ class RolloutParser:
         if "session_meta" not in self.drift.checked:
             self._first("session_meta")
         if self._meta_seen:
-            return  # a later session_meta (resume, fork) does not change the identity
+            # A later session_meta does not change the identity. One naming another
+            # thread begins that thread's history, copied: a resumed thread's new file
+            # (0.36) or a fork holds its parent's lines under new times.
+            if UUID.fullmatch(meta.id) and meta.id != self.thread_id and not self.agent_id:
+                self.forked_from = self.forked_from or meta.id
+            return
         self._meta_seen = True
         if UUID.fullmatch(meta.id) or not self.thread_id:
             # A header naming no thread id (a made-up name, or none) leaves the file

@@ -382,6 +382,21 @@ def test_a_fork_names_the_thread_it_copied() -> None:
     assert (facts.session_id, facts.agent_id, facts.parent_session_id) == (THREAD, "", parent)
 
 
+def test_a_resumed_thread_s_new_file_names_the_thread_it_copies() -> None:
+    # 0.36's resume: a new thread whose file holds the old thread's session_meta, then
+    # the old thread's lines, under the resume's time.
+    old = "0199dddd-0000-7000-8000-000000000001"
+    parser = HistoryParser(THREAD)
+    for raw in (
+        meta("2025-09-16T06:12:31.000Z", "0.36.0"),
+        meta("2025-09-16T06:12:37.100Z", "0.36.0", id=old),
+        tokens("2025-09-16T06:12:37.101Z", (900, 100, 30, 0), (900, 100, 30, 0)),
+    ):
+        parser.feed_line(raw.encode())
+    facts = parser.facts()
+    assert (facts.session_id, facts.parent_session_id) == (THREAD, old)
+
+
 def test_the_pre_envelope_format_is_read() -> None:
     older = "0199bbbb-0000-7000-8000-000000000002"
     parser = parse(
