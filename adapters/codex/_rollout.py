@@ -940,6 +940,8 @@ class RolloutParser:
                 role="assistant",
                 text=text,
                 timestamp=line.timestamp,
+                # Only encrypted (no summary, as 0.34 writes most): nothing to show.
+                visibility="visible" if text else "hidden",
             )
         )
 

@@ -206,6 +206,19 @@ def test_a_prompt_only_a_ui_event_holds_is_the_record_and_opens_a_turn() -> None
     assert drift(parser) == SourceDrift()
 
 
+def test_reasoning_only_encrypted_is_kept_hidden() -> None:
+    # 0.34 writes most reasoning items with no summary: paid for, nothing to read.
+    parser = parse(
+        rollout(
+            meta("2025-10-31T19:00:00.000Z", "0.34.0"),
+            said("2025-10-31T19:00:01.000Z", "user", "go"),
+            item("2025-10-31T19:00:02.000Z", "reasoning", summary=[], encrypted_content="gAAA"),
+        )
+    )
+    thought = parser.messages[-1]
+    assert (thought.kind, thought.text, thought.visibility) == ("thinking", "", "hidden")
+
+
 def test_a_cut_off_answer_is_kept_from_its_ui_event() -> None:
     # Streamed, then interrupted: the UI event is the only record of what was on screen.
     parser = parse(
