@@ -204,7 +204,7 @@ class _EventMsg(msgspec.Struct, gc=False):
     item: _Item | None = None
     message: Any = None
     """The text of user_message and agent_message (and of error in 0.169's shape)."""
-    text: str | None = None
+    text: Any = None
     """The text of agent_reasoning, agent_reasoning_raw_content."""
     info: _TokenInfo | None = None
 
@@ -1001,8 +1001,8 @@ class RolloutParser:
                     turn_id=turn,
                     kind="question",
                     tool_use_id=call_id,
-                    tool_input=arguments,
                     tool_name=name,
+                    tool_input=arguments,
                     dialog=dialog_for(call_id, arguments),
                     at=at,
                     source=source,
@@ -1202,7 +1202,7 @@ class RolloutParser:
         )
 
     def _agent_thought(self, line: _EventLine, msg: _EventMsg) -> None:
-        text = msg.text or ""
+        text = msg.text if isinstance(msg.text, str) else ""
         if self._event_echo("thinking", text):
             return
         self._append(
