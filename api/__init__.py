@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         replay,
         run,
         run_key,
+        run_provider,
         search_history,
         setup,
         spool_sig,
@@ -94,6 +95,7 @@ if TYPE_CHECKING:
         UnknownProviderError,
         UnsupportedError,
     )
+    from agentspool.follow import RunChange, RunEvent, RunFollower
     from agentspool.sessions import SessionView, find_session, show_session
     from agentspool.spool.sweep import SweepReport
 
@@ -123,6 +125,7 @@ _LAZY = {
             "replay",
             "run",
             "run_key",
+            "run_provider",
             "search_history",
             "setup",
             "spool_sig",
@@ -159,6 +162,7 @@ _LAZY = {
         "agentspool.core.seam",
     ),
     **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
+    **dict.fromkeys(["RunChange", "RunEvent", "RunFollower"], "agentspool.follow"),
     **dict.fromkeys(["SessionView", "find_session", "show_session"], "agentspool.sessions"),
     **dict.fromkeys(
         ["SessionDetail", "SubagentGroup", "ToolInvocation", "assemble_session_detail"],
@@ -218,6 +222,9 @@ __all__ = [
     "PendingApproval",
     "PendingDialog",
     "Replay",
+    "RunChange",
+    "RunEvent",
+    "RunFollower",
     "RunIdError",
     "RunNotFoundError",
     "RunPoll",
@@ -266,6 +273,7 @@ __all__ = [
     "replay",
     "run",
     "run_key",
+    "run_provider",
     "search_history",
     "setup",
     "show_session",

@@ -67,6 +67,7 @@ __all__ = [
     "replay",
     "run",
     "run_key",
+    "run_provider",
     "search_history",
     "setup",
     "spool_sig",
@@ -347,6 +348,25 @@ def _finish(
         stamps=stamps,
         listing=listing,
     )
+
+
+def run_provider(run_id: str, runtime_dir: str | None = None) -> str:
+    """The provider of the run ``run_id`` (its run dir's ``provider`` file, else its
+    name). Raises ``RunIdError`` for an id that is not one, ``RunNotFoundError`` when the
+    runtime dir holds no such run, ``UnsupportedError`` when no registered adapter reads
+    it."""
+    from agentspool.core import runs
+    from agentspool.errors import RunNotFoundError
+    from agentspool.spool.layout import check_run_id
+
+    check_run_id(run_id)
+    runtime = _runtime(runtime_dir)
+    if not os.path.isdir(run_dir(runtime, run_id)):
+        raise RunNotFoundError(run_id, f"the runtime dir {runtime}")
+    provider = runs.provider_of(runtime, run_id, registry.names())
+    if not provider:
+        raise UnsupportedError(run_id, "no registered adapter reads this run")
+    return provider
 
 
 def _runtime(runtime_dir: str | None) -> str:
@@ -1022,6 +1042,15 @@ def usage(
         )
 
 
+def _unique_response_ids(provider: str) -> bool:
+    """Whether the provider's response ids are unique across sessions (its capability;
+    ``False`` for a provider no longer registered: the safe reading)."""
+    try:
+        return registry.load(provider).capabilities.unique_response_ids
+    except AgentspoolError:
+        return False
+
+
 def _stored_usage(
     store: SessionStore, providers: Sequence[str], since: dt.date | None
 ) -> Iterator[tuple[SessionInfo, list[UsageRecord]]]:
@@ -1056,6 +1085,7 @@ def _stored_usage(
     ids = [s.id for members in chosen.values() for s in members]
     for record in store.usage_records(ids):
         records.setdefault(record.session, []).append(record)
+    unique = {provider: _unique_response_ids(provider) for provider in wanted}
     for (provider, _), members in chosen.items():
         main = members[0]
         started = [s.started for s in members if s.started]
@@ -1066,6 +1096,7 @@ def _stored_usage(
             path=main.path,
             started=min(started, default=0.0),
             updated=max(s.updated for s in members),
+            unique_ids=unique[provider],
             # A main file naming a parent session is a copy of it (a Codex fork); a
             # subagent's file names the session that spawned it, and is no copy.
             copied_from="" if main.agent_id else main.parent_session_id,

@@ -146,3 +146,26 @@ class AmbiguousSessionError(AgentspoolError, LookupError):
         )
         self.ref = ref
         self.candidates = candidates
+
+
+EXIT_ERROR = 1
+"""The exit status of a failure that is one line: any ``AgentspoolError`` or ``OSError``."""
+EXIT_USAGE = 2
+"""Bad usage: an argument or a query that does not parse (argparse's own status)."""
+EXIT_TRANSCRIPT_GONE = 3
+EXIT_REFUSED = 4
+"""A declaration refused, nothing recorded (``DeclarationError``)."""
+EXIT_INTERNAL = 70
+"""EX_SOFTWARE: a bug of ours; the traceback is in a file."""
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit status an error means, the same wherever it is reported: the command's
+    own status, or ``exit_code`` in ``agentspool serve``'s JSON errors."""
+    if isinstance(exc, TranscriptGoneError):
+        return EXIT_TRANSCRIPT_GONE
+    if isinstance(exc, DeclarationError):
+        return EXIT_REFUSED
+    if isinstance(exc, AgentspoolError | OSError):
+        return EXIT_ERROR
+    return EXIT_INTERNAL

@@ -75,7 +75,12 @@ def find_session(ref: str) -> tuple[str, Session]:
 
 def _session_at(path: str) -> tuple[str, Session]:
     if not os.path.exists(path):
-        raise SessionNotFoundError(path, "no such file")
+        # Not a file: a transcript path the history holds — one kept in a CLI's shared
+        # database (``<database>#<session>``, as ``read`` takes it), or a file gone.
+        stored = _stored_at(os.path.abspath(path)) or _stored_at(path)
+        if stored is None:
+            raise SessionNotFoundError(path, "no such file")
+        return stored
     full = os.path.abspath(path)
     for provider in registry.names():
         session_at = getattr(registry.load(provider), "session_at", None)
@@ -83,6 +88,16 @@ def _session_at(path: str) -> tuple[str, Session]:
         if session is not None:
             return provider, session
     raise SessionNotFoundError(path, "not a transcript any registered provider reads")
+
+
+def _stored_at(path: str) -> tuple[str, Session] | None:
+    """The session the history store keeps for the transcript ``path`` (``None``: none)."""
+    from agentspool.api import index_history, open_history
+
+    index_history(wait=False)
+    with open_history() as store:
+        found = [s for s in store.find_sessions(path) if s.path == path and not s.agent_id]
+    return _found(found[0]) if found else None
 
 
 def _sessions_starting_with(prefix: str) -> list[tuple[str, Session]]:

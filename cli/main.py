@@ -15,7 +15,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import agentspool
-from agentspool import AgentspoolError, DeclarationError, TranscriptGoneError
+from agentspool import AgentspoolError
+from agentspool.errors import (
+    EXIT_ERROR,
+    EXIT_INTERNAL,
+    EXIT_REFUSED,
+    EXIT_TRANSCRIPT_GONE,
+    EXIT_USAGE,
+    exit_code,
+)
 
 if TYPE_CHECKING:
     from datetime import date
@@ -25,12 +33,8 @@ if TYPE_CHECKING:
     from agentspool import Chat, UsageReport, UsageRow
 
 EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2  # argparse's own
-EXIT_TRANSCRIPT_GONE = 3
-EXIT_REFUSED = 4  # lifecycle: the declaration was refused and not recorded
-EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours; the traceback is in a file
 EXIT_INTERRUPTED = 130
+# The others mean the same in every command and in serve's JSON errors: agentspool.errors.
 
 EXIT_CODES = f"""\
 exit status:
@@ -43,6 +47,9 @@ exit status:
   {EXIT_INTERNAL}   an internal error; stderr names the file holding the traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
 """
+
+SERVE_PORT = 8765
+"""``serve --port``'s default."""
 
 SHOW_LINES = 6
 """``show --lines``: lines shown of each tool result, thinking block and summary."""
@@ -62,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from agentspool.api import DEFAULT_MIN_IDLE
     from agentspool.cli.watch import FULL_EVERY, INTERVAL
+    from agentspool.serve.hub import EVENT_WINDOW  # no Starlette: that is imported on serving
 
     providers = agentspool.providers()
     parser = argparse.ArgumentParser(
@@ -569,6 +577,79 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=None, metavar="PATH", help=STORE_HELP)
     json_arg(p, "a list of SearchHit objects (session, seq, kind, role, timestamp, snippet, rank)")
     p.set_defaults(func=_cmd_search)
+
+    p = command(
+        "serve",
+        "one local read-only daemon: a JSON API, live events (SSE) and a web page",
+        "Serve what ls, read, explain, replay, show, usage and search print with --json "
+        "under /api/v1 (the same structs; OpenAPI at /api/v1/openapi.json), every state "
+        "transition watch prints as Server-Sent Events at /api/v1/events (reconnecting "
+        "with Last-Event-ID misses nothing within --event-window), and a page at /. "
+        "Binds 127.0.0.1; any other --host than 127.0.0.1, ::1 or localhost needs the "
+        "token (serve --token makes and prints it) on every request. Every endpoint is "
+        "read-only. Runs until interrupted.",
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to bind (default: %(default)s; another than 127.0.0.1, ::1 or "
+        "localhost needs the token)",
+    )
+    p.add_argument(
+        "--port",
+        type=_port,
+        default=SERVE_PORT,
+        metavar="N",
+        help="the port (default: %(default)s; 0: any free one, printed)",
+    )
+    p.add_argument("--runtime-dir", default=None, metavar="DIR", help=RUNTIME_DIR_HELP)
+    p.add_argument(
+        "--no-conversations",
+        action="store_true",
+        help="serve states, usage and waits, never message text (titles, questions, "
+        "commands, transcripts): for a shared screen",
+    )
+    p.add_argument(
+        "--require-token",
+        action="store_true",
+        help="need the token on loopback too (other users of this machine can reach it)",
+    )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let pages of ORIGIN (e.g. http://localhost:3000) read the API (repeatable; "
+        "default: no CORS)",
+    )
+    p.add_argument(
+        "--event-window",
+        type=_positive_int,
+        default=EVENT_WINDOW,
+        metavar="N",
+        help="transitions kept for clients that reconnect (default: %(default)s)",
+    )
+    p.add_argument(
+        "--interval",
+        type=_positive,
+        default=INTERVAL,
+        metavar="SECONDS",
+        help=f"follow the runs as watch does, a tick every SECONDS (default {INTERVAL})",
+    )
+    once = p.add_mutually_exclusive_group()
+    once.add_argument(
+        "--token",
+        action="store_true",
+        help="print the token (made on first use, kept 0600 in the data dir) and exit",
+    )
+    once.add_argument(
+        "--install-unit",
+        action="store_true",
+        help="write a systemd user unit that starts serve at login, with these options, "
+        "and exit ($XDG_CONFIG_HOME/systemd/user/agentspool-serve.service)",
+    )
+    once.add_argument("--uninstall-unit", action="store_true", help="remove that unit and exit")
+    p.set_defaults(func=_cmd_serve)
 
     p = command("untrust", "remove agentspool's trusted-hook block from a CLI's config")
     provider_arg(p)
@@ -1309,6 +1390,76 @@ def _hit_line(hit: agentspool.SearchHit) -> str:
     return f"{when}  {session.provider:<11} {who:<17} {hit.role:<9} {snippet}"
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
+    return int(text)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    # Starlette and uvicorn: only this command pays for them (ADR 0035).
+    from agentspool.serve import security
+
+    path = security.token_path()
+    if args.token:
+        print(security.make_token(path))
+        return EXIT_OK
+    if args.install_unit or args.uninstall_unit:
+        from agentspool.serve import unit
+
+        if args.uninstall_unit:
+            where, removed = unit.uninstall_unit()
+            print(f"removed: {where}" if removed else f"nothing to remove: {where}")
+            return EXIT_OK
+        where, changed = unit.install_unit(_serve_args(args))
+        print(f"{'written' if changed else 'unchanged'}: {where}")
+        print(
+            "start it now and at every login: systemctl --user daemon-reload && "
+            "systemctl --user enable --now agentspool-serve"
+        )
+        return EXIT_OK
+    token = ""
+    if args.host not in security.DEFAULT_HOSTS or args.require_token:
+        token = security.required_token(path)  # refused here, before anything is bound
+    from agentspool.serve import serve
+    from agentspool.serve.app import ServeConfig
+
+    config = ServeConfig(
+        host=args.host,
+        port=args.port,
+        runtime_dir=args.runtime_dir,
+        token=token,
+        conversations=not args.no_conversations,
+        cors_origins=args.cors_origin,
+        event_window=args.event_window,
+        interval=args.interval,
+    )
+    return serve(config)
+
+
+def _serve_args(args: argparse.Namespace) -> list[str]:
+    """The options of this ``serve`` command line, for the unit to start it with."""
+    from agentspool.cli.watch import INTERVAL
+    from agentspool.serve.hub import EVENT_WINDOW
+
+    out = ["--host", args.host, "--port", str(args.port)]
+    if args.runtime_dir is not None:
+        import os
+
+        out += ["--runtime-dir", os.path.abspath(args.runtime_dir)]
+    if args.no_conversations:
+        out.append("--no-conversations")
+    if args.require_token:
+        out.append("--require-token")
+    for origin in args.cors_origin:
+        out += ["--cors-origin", origin]
+    if args.event_window != EVENT_WINDOW:
+        out += ["--event-window", str(args.event_window)]
+    if args.interval != INTERVAL:
+        out += ["--interval", f"{args.interval:g}"]
+    return out
+
+
 def _cmd_untrust(args: argparse.Namespace) -> int:
     removed = agentspool.untrust(args.provider, args.config_home)
     if args.json:
@@ -1346,15 +1497,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.cli_args = [*args.cli_args, *passthrough]
     try:
         code: int = args.func(args)
-    except TranscriptGoneError as exc:
-        print(f"agentspool: {exc}", file=sys.stderr)
-        return EXIT_TRANSCRIPT_GONE
-    except DeclarationError as exc:
-        print(f"agentspool: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
     except (AgentspoolError, OSError) as exc:
         print(f"agentspool: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return exit_code(exc)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the one boundary: a bug is one line, not a traceback

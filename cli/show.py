@@ -4,10 +4,11 @@ Imported only by that command, so only it pays for rich. What is drawn comes fro
 ``SessionView`` alone — the assembled detail and the whole record stream — never from a
 provider's name: a tool call's input is summarized by its presentation class.
 
-Layout: a header (provider, session, transcript — marked when the file is gone and the
-records come from the history store —, cwd, models, first and last record
-time, state, counts, usage), then the session's own records turn by turn — a turn opens
-at each prompt the user typed and ends with its usage — one labelled entry per record.
+Layout: a header (provider, session, the title the CLI keeps for it, transcript — marked
+when the file is gone and the records come from the history store —, cwd, models, first
+and last record time, state, counts, usage), then the session's own records turn by
+turn — a turn opens at each prompt the user typed and ends with its usage — one
+labelled entry per record.
 A tool call is followed by its result and by the subagents it spawned, their records
 indented under it. Results, thinking and summaries are cut to ``lines`` lines, with the
 count of the lines not shown. Usage per turn and per subagent counts every record of it
@@ -126,7 +127,8 @@ class Renderer:
             records += f"; {hidden} hidden (never shown)"
         if detail.withheld > hidden:
             records += f"; {detail.withheld - hidden} superseded (--include-inactive shows them)"
-        rows = [
+        rows = [("title", chat.title)] if chat.title else []
+        rows += [
             (
                 "transcript",
                 view.session.transcript_path

@@ -136,6 +136,10 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     resumes_transcripts: bool = False
     """The adapter is a ``TranscriptHistory`` too: it lists every transcript file of its
     CLI and parses one from where an earlier parse stopped (ADR 0022)."""
+    unique_response_ids: bool = False
+    """Every ``Message.message_id`` is the API's own response id, unique across sessions:
+    a response copied into another session's file (a resumed or forked session) is the
+    same response whatever time the copy is stamped with (``usage``, ADR 0025)."""
 
 
 class Session(msgspec.Struct, frozen=True, kw_only=True):
@@ -391,6 +395,9 @@ class Chat(msgspec.Struct, kw_only=True):
     messages: list[Message] = []
     transcript_id: str = ""
     transcript_path: str = ""
+    title: str = ""
+    """The session's title as the CLI keeps it (one it generated, or one the user gave);
+    ``""`` when the transcript names none."""
     usage: Usage = msgspec.field(default_factory=Usage)
     evidence: list[Evidence] = []
     """The signals behind ``state``, most decisive first."""
@@ -501,6 +508,9 @@ class TranscriptFacts(msgspec.Struct, kw_only=True):
     one its transcript says it was copied from (a fork), else ``""``."""
     cwd: str = ""
     cli_version: str = ""
+    title: str = ""
+    """The session's title as the CLI keeps it (one it generated, or one the user gave);
+    ``""`` when it keeps none (the history then titles the session by its first prompt)."""
 
 
 class ResumedParse(Protocol):

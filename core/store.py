@@ -55,7 +55,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.core.runs import prompt_title
+from agentspool.core.runs import TITLE_CHARS, prompt_title
 from agentspool.core.seam import Message, TranscriptFacts, Usage
 from agentspool.errors import StoreError
 
@@ -302,7 +302,8 @@ class StoredSession(msgspec.Struct, frozen=True, kw_only=True):
     """The session that spawned this subagent (``""`` for a main session)."""
     cwd: str = ""
     title: str = ""
-    """The first prompt, on one line, cut to ``TITLE_CHARS``."""
+    """The title the CLI keeps for the session, else its first prompt; on one line, cut
+    to ``TITLE_CHARS``."""
     cli_version: str = ""
     started: float = 0.0
     """Epoch seconds of the first record with a timestamp (0: none has one)."""
@@ -404,6 +405,8 @@ class Ingest:
             )
             self.written += max(gone.rowcount, 0)
         started, updated = epoch_of(self._first), epoch_of(self._last)
+        if facts.title:  # the CLI's own title of the session wins over its first prompt
+            self._title = " ".join(facts.title.split())[:TITLE_CHARS]
         if self._fresh:
             db.execute(
                 "UPDATE sessions SET title = ?, started = ?, updated = ? WHERE id = ?",
@@ -411,10 +414,10 @@ class Ingest:
             )
         else:
             db.execute(
-                "UPDATE sessions SET title = CASE WHEN title = '' THEN ? ELSE title END, "
+                "UPDATE sessions SET title = CASE WHEN title = '' OR ? THEN ? ELSE title END, "
                 "started = CASE WHEN started = 0 OR (? != 0 AND ? < started) THEN ? "
                 "ELSE started END, updated = max(updated, ?) WHERE id = ?",
-                (self._title, started, started, started, updated, self.session),
+                (bool(facts.title), self._title, started, started, started, updated, self.session),
             )
         db.execute(
             "UPDATE sessions SET session_id = ?, agent_id = ?, parent_session_id = ?, "

@@ -22,10 +22,13 @@ Each response counts once
     first record's moment, then their last record's (the session that stopped earlier is
     the one the others copied), then provider and session id. The timestamp is part of
     the key because an id alone is not unique across files written by test servers
-    that number their responses. A session that states it was copied from another
-    (``SessionInfo.copied_from``: a fork that re-stamps what it copies) holds its
-    copies under new times: an entry of it whose ``(provider, message_id)`` a session
-    before it in that order has counted is a copy, whatever its time.
+    that number their responses — unless the session's ids are the API's own
+    (``SessionInfo.unique_ids``): a CLI may stamp a copy with the time it copied it
+    (Claude Code 1.0.x ``--continue``), so then ``(provider, message_id)`` is the key.
+    A session that states it was copied from another (``SessionInfo.copied_from``: a
+    Codex fork, whose ids are no API's) holds its copies under new times too: an entry
+    of it whose ``(provider, message_id)`` a session before it in that order has counted
+    is a copy, whatever its time.
 
 The four token kinds are kept apart
     ``input_tokens`` here is plain input: neither read from nor written to the cache
@@ -84,6 +87,9 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     are not all of its records (0: the records given say)."""
     updated: float = 0.0
     """Epoch seconds of its last record with a time (0: the records given say)."""
+    unique_ids: bool = False
+    """Its records' ``message_id`` values are unique across sessions (the provider's
+    ``Capabilities.unique_response_ids``): a copy is known by its id alone."""
     copied_from: str = ""
     """The session this one's transcript says it was copied from (a fork), ``""`` for
     none: its records that repeat an earlier session's responses count there only,
@@ -201,7 +207,8 @@ def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_En
     for _, entries in collected:
         for entry in entries:
             if entry.message_id:
-                key = (entry.session.provider, entry.message_id, entry.timestamp)
+                stamp = "" if entry.session.unique_ids else entry.timestamp
+                key = (entry.session.provider, entry.message_id, stamp)
                 response = key[:2]
                 if key in seen or (entry.session.copied_from and response in counted):
                     continue

@@ -131,11 +131,21 @@ from agentspool.cli import main
 agentspool.read_chat("claude-code", "r1", sys.argv[1], "", live=False)
 with agentspool.open_history(sys.argv[2]) as store:
     store.sessions()
-print(sorted(m for m in ("rich", "platformdirs") if m in sys.modules))
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):  # the commands that serve's payloads share
+    for args in (["ls", "--json"], ["watch", "--once"], ["serve", "--help"]):
+        try:
+            main.main([*args, "--runtime-dir", sys.argv[1]] if args[1] != "--help" else args)
+        except SystemExit:
+            pass
+print(sorted(m for m in ("rich", "platformdirs", "starlette", "uvicorn") if m in sys.modules))
 """
 
 
-def test_the_library_and_the_other_commands_never_import_rich_or_platformdirs(tmp_path) -> None:
+def test_the_library_and_the_other_commands_never_import_rich_platformdirs_or_starlette(
+    tmp_path,
+) -> None:
+    """Nor uvicorn: the HTTP server is ``serve``'s alone (ADR 0035)."""
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
     done = subprocess.run(

@@ -1,6 +1,7 @@
 """Imports flow one way (ADR 0012): ``hooks → spool``; ``adapters → core → spool``; the
-public API → core and the registry; ``cli →`` the public API. ``agentspool.errors`` (the
-standard-library-only exception tree) is importable from everywhere.
+public API → core and the registry; ``cli →`` the public API (and ``serve``, inside its
+command); ``serve →`` the public API. ``agentspool.errors`` (the standard-library-only
+exception tree) is importable from everywhere.
 
 The graph is read from the source with ``ast`` — every import, including those inside
 functions and ``TYPE_CHECKING`` blocks — so a lazy back-import is caught too. A second
@@ -26,6 +27,7 @@ FOLDERS = {
     "core": "agentspool.core",
     "adapters": "agentspool.adapters",
     "cli": "agentspool.cli",
+    "serve": "agentspool.serve",
     "api": "agentspool",
 }
 ERRORS = "agentspool.errors"
@@ -36,7 +38,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "core": ("agentspool.spool",),
     "adapters": ("agentspool.core", "agentspool.spool"),
     "api": ("agentspool.core", "agentspool.adapters.registry", "agentspool.spool"),
-    "cli": ("agentspool.api",),
+    # the public API's modules; serve only lazily, inside its command
+    "cli": ("agentspool.api", "agentspool.follow", "agentspool.serve"),
+    "serve": ("agentspool.api", "agentspool.follow"),
 }
 
 
@@ -113,6 +117,8 @@ def test_imports_flow_one_way() -> None:
         ("adapters", "fake.py", "from agentspool import api\n"),
         ("hooks", "_entry.py", "from agentspool.spool import read\n"),
         ("cli", "main.py", "from agentspool.adapters.claude_code import ClaudeCode\n"),
+        ("serve", "app.py", "from agentspool.core import runs\n"),
+        ("api", "follow.py", "def f():\n    from agentspool.serve import app\n"),
     ],
 )
 def test_a_planted_back_import_is_caught(

@@ -20,7 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
-CODE_FOLDERS = ("hooks", "spool", "adapters", "core", "cli", "api")
+CODE_FOLDERS = ("hooks", "spool", "adapters", "core", "cli", "serve", "api")
 
 
 def _build(args: list[str], cwd: Path) -> None:
@@ -64,8 +64,11 @@ def test_wheel_holds_every_subpackage(names):
         "adapters/opencode",
         "core",
         "cli",
+        "serve",
     ):
         assert f"agentspool/{package}/__init__.py" in names
+    for page in ("index.html", "app.js", "style.css"):  # serve's page: package data
+        assert f"agentspool/serve/static/{page}" in names
     assert "agentspool/__init__.py" in names
     assert "agentspool/hooks/claude_code.py" in names
     assert "agentspool/spool/write.py" in names

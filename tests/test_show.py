@@ -470,3 +470,27 @@ def test_the_pager_is_fed_as_the_text_is_drawn(tmp_path) -> None:
     assert "\x1b[" in fed  # drawn for the terminal the pager shows it on
     assert fed.replace("\n", "\r\n") == screen  # all of it, through the pager
     assert "claude-code session" in re.sub(r"\x1b\[[0-9;]*m", "", fed)
+
+
+def test_a_transcript_kept_in_a_shared_database_is_shown_by_the_path_read_takes(
+    capsys,
+) -> None:
+    """``<database>#<session>`` (OpenCode keeps every session in one SQLite file) names no
+    file: the history store knows the transcript by it, as ``read --transcript`` takes it."""
+    from harness import opencode_captures
+
+    from agentspool.adapters.opencode import _store
+
+    (capture,) = [p for p in opencode_captures.capture_dirs() if p.name == "tui_subagent_task"]
+    database = Path(os.environ["XDG_DATA_HOME"], "opencode", "opencode.db")
+    opencode_captures.build_store(capture, database)
+    (parent,) = [s.session_id for s in fresh("opencode").sessions(0.0)]
+    ref = _store.join(str(database), parent)
+    code, out, err = show(capsys, ref, "--json")
+    assert (code, err) == (0, "")
+    detail = msgspec.json.decode(out, type=SessionDetail)
+    read = fresh("opencode").read_session_with_subagents(
+        Session(session_id=parent, transcript_path=ref)
+    )
+    assert detail == assemble_session_detail(read.messages)
+    assert detail.subagents  # the task subagent, stored with its session

@@ -118,6 +118,9 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         install_scopes=("user", "project"),
         discovers_sessions=True,
         resumes_transcripts=True,
+        # ``message.id`` is the Anthropic API's: 1.0.x ``--continue`` copies a response
+        # into the new file stamped with the time of the copy (docs/providers/claude-code.md §9).
+        unique_response_ids=True,
     )
     executable: ClassVar[str] = "claude"
 
@@ -190,12 +193,14 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         return [TranscriptFile(path=path) for path in sorted(found)]
 
     def resume_transcript(self, path: str, offset: int, state: bytes) -> ResumedFile[HistoryParser]:
-        parser = HistoryParser.resumed(state) if offset and state else None
+        # The CLI names a main transcript by its session (``HistoryParser``).
+        named = os.path.basename(path).removesuffix(".jsonl")
+        parser = HistoryParser.resumed(state, named) if offset and state else None
         fresh = parser is None
         return ResumedFile(
             path,
             0 if parser is None else offset,
-            parser or HistoryParser(),
+            parser or HistoryParser(named),
             fresh=fresh,
         )
 
@@ -213,6 +218,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             parser.messages,
             transcript_id=parser.session_id,
             transcript_path=session.transcript_path,
+            title=parser.title,
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
             drift=Drift(
@@ -304,6 +310,7 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             parser.messages,
             transcript_id=parser.session_id,
             transcript_path=transcript_path,
+            title=parser.title,
             usage=parser.usage,
             complete_pending=lambda p: _complete(p, parser.open_tools),
             drift=drift,

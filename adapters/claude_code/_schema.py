@@ -1,15 +1,16 @@
-"""The record shapes Claude Code 2.1.328 writes, field by field (ADR 0014).
+"""The record shapes Claude Code writes, field by field (ADR 0014).
 
 What the parsers know, beyond the fields they read: every top-level field the pinned CLI
-was seen writing (tests/live/captures/claude-code/, docs/providers/claude-code.md). A
-field outside these sets, or a record type outside them, is schema drift: counted in
-``Chat.drift``, never fatal. Bookkeeping records (``_transcript.BOOKKEEPING``) are not
-read and not checked.
+(2.1.328) was seen writing (tests/live/captures/claude-code/, docs/providers/claude-code.md),
+and every field older versions wrote in the real transcripts of docs/providers/claude-code.md
+§9 — each listed below with why nothing reads it. A field outside these sets, or a
+record type outside them, is schema drift: counted in ``Chat.drift``, never fatal.
+Bookkeeping records (``_transcript.BOOKKEEPING``) are not read and not checked.
 """
 
 from __future__ import annotations
 
-# Every conversation-chain record (user, assistant, system) carries these.
+# Every conversation-chain record (user, assistant, system, progress) carries these.
 _CHAIN = frozenset(
     {
         "type",
@@ -28,7 +29,70 @@ _CHAIN = frozenset(
         "slug",
     }
 )
-_SYSTEM = _CHAIN | {"subtype", "level", "isMeta", "content"}
+
+# Fields other tools' hand-written test fixtures put on records shaped like Claude Code's
+# (no Claude Code version writes them): nothing in them is evidence of what Claude Code
+# did, so they are read as nothing.
+FOREIGN_FIELDS: dict[str, str] = {
+    "workspace": "a peer tool's name for cwd",
+    "agent": "a peer tool's name of the agent that wrote the file",
+    "agentSlug": "a peer tool's name of the agent that wrote the file",
+    "comment": "a fixture's note to its reader",
+    "model": "the model beside message.model (message.model is read)",
+    "inputTokens": "usage beside message.usage (message.usage is read)",
+    "outputTokens": "usage beside message.usage (message.usage is read)",
+    "cacheCreationInputTokens": "usage beside message.usage (message.usage is read)",
+    "cacheReadInputTokens": "usage beside message.usage (message.usage is read)",
+    "project": "a peer tool's name for the project dir",
+}
+
+# Fields of user records that older (or newer) versions wrote and nothing here reads.
+USER_IGNORED: dict[str, str] = {
+    "todos": "the todo list as of the prompt (1.0 to 2.1.4x); each TodoWrite call's input shows it",
+    "thinkingMetadata": "the thinking settings for the turn (level, triggers): not conversation",
+    "planContent": "the approved plan, which the record's own text repeats (2.1.3x)",
+    "imagePasteIds": "ids of pasted images; the images are in the content",
+    "sourceToolUseID": "the call a skill's or command's expansion belongs to (its record is meta)",
+    "toolEndsTurn": "a flag on a tool's result record (2.1.2xx); the turn's end is read elsewhere",
+    "mcpMeta": "an MCP server's metadata on its result",
+    "classifierMetaLines": "the permission classifier's notes",
+    "interruptedByShutdown": "a flag on a prompt cut by the CLI's exit; the interrupt is read",
+    "sessionKind": "the kind of session (2.1.2xx); one kind per file",
+}
+
+# Fields of assistant records that older (or newer) versions wrote and nothing here reads.
+ASSISTANT_IGNORED: dict[str, str] = {
+    "costUSD": "the response's cost as 0.2 to 1.0 priced it; usage is counted from message.usage",
+    "durationMs": "how long the response took (0.2 to 1.0)",
+    "attributionPlugin": "the plugin the response is attributed to (2.1.1xx)",
+    "attributionSkill": "the skill the response is attributed to (2.1.1xx)",
+    "attributionMcpServer": "the MCP server the response is attributed to (2.1.1xx)",
+    "attributionMcpTool": "the MCP tool the response is attributed to (2.1.1xx)",
+    "errorDetails": "details of a response cut mid-stream (isAbortedMidStream is read)",
+    "supersedesUuids": "records a retried response replaces; seen only in a peer's fixture, "
+    "so which records it names is not established",
+    "sessionKind": "the kind of session (2.1.2xx); one kind per file",
+}
+
+_SYSTEM = _CHAIN | {"subtype", "level", "isMeta", "content", "sessionKind"}
+_API_ERROR = _SYSTEM | {
+    "error",
+    "retryInMs",
+    "retryAttempt",
+    "maxRetries",
+    "source",
+    "cause",
+    "requestId",
+}
+_REFUSAL = _SYSTEM | {
+    "apiRefusalCategory",
+    "apiRefusalExplanation",
+    "refusedUserMessageUuid",
+    "retractedMessageUuids",
+    "requestId",
+    "source",
+    "direction",
+}
 
 TRANSCRIPT_FIELDS: dict[str, frozenset[str]] = {
     "user": _CHAIN
@@ -53,7 +117,9 @@ TRANSCRIPT_FIELDS: dict[str, frozenset[str]] = {
         "toolDenialKind",
         "toolDenialBeforeRun",
         "interruptedMessageId",
-    },
+    }
+    | frozenset(USER_IGNORED)
+    | frozenset(FOREIGN_FIELDS),
     "assistant": _CHAIN
     | {
         "message",
@@ -76,9 +142,15 @@ TRANSCRIPT_FIELDS: dict[str, frozenset[str]] = {
         "failedResponseHadNoToolCall",
         "serverClassifierRequest",
         "attributionAgent",
-    },
+    }
+    | frozenset(ASSISTANT_IGNORED)
+    | frozenset(FOREIGN_FIELDS),
+    # 1.0.x: a notice with no subtype ("Claude Opus 4 limit reached, now using Sonnet 4").
+    "system": _SYSTEM | {"message"} | frozenset(FOREIGN_FIELDS),
     "system:turn_duration": _SYSTEM | {"durationMs", "messageCount", "pendingBackgroundAgentCount"},
-    "system:compact_boundary": _SYSTEM | {"logicalParentUuid", "compactMetadata"},
+    "system:compact_boundary": _SYSTEM
+    | {"logicalParentUuid", "compactMetadata", "trigger", "originalModel", "fallbackModel"},
+    "system:microcompact_boundary": _SYSTEM | {"microcompactMetadata"},
     "system:local_command": _SYSTEM | {"commandRun"},
     "system:informational": _SYSTEM | {"preventContinuation", "promptSubmitEnding", "toolUseID"},
     "system:stop_hook_summary": _SYSTEM
@@ -93,6 +165,21 @@ TRANSCRIPT_FIELDS: dict[str, frozenset[str]] = {
         "hasOutput",
         "toolUseID",
     },
+    "system:api_error": _API_ERROR,
+    "system:error": _API_ERROR,
+    "system:api_refusal": _REFUSAL,
+    "system:model_refusal_fallback": _REFUSAL
+    | {"scope", "trigger", "originalModel", "fallbackModel"},
+    # 2.1.2xx: a meta record opening the session; the first conversation record does that.
+    "system:session_start": _API_ERROR | {"durationMs", "messageCount"},
+    # A hook's, a command's, an MCP call's or a subagent's progress (2.1.x): only a Stop
+    # hook's is read (the main turn ended). ``data`` of an ``agent_progress`` mirrors the
+    # subagent's records, which the CLI keeps in the subagent's own file.
+    "progress": _CHAIN | {"data", "parentToolUseID", "toolUseID"},
+    "ai-title": frozenset({"type", "sessionId", "aiTitle", "timestamp"}),
+    "custom-title": frozenset({"type", "sessionId", "customTitle", "timestamp"}),
+    "pr-link": frozenset({"type", "sessionId", "prNumber", "prUrl", "prRepository", "timestamp"}),
+    "frame-link": frozenset({"type", "sessionId", "path", "frameUrl", "title", "timestamp"}),
 }
 
 _HOOK = frozenset(

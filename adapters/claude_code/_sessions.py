@@ -72,12 +72,15 @@ def sessions(since: float) -> list[Session]:
 
 class _Head(msgspec.Struct, rename="camel", gc=False):
     """What a transcript's first lines say of their session. Every Claude Code record
-    has a ``type``: a line without one (Gemini CLI's chat metadata names a
+    has a ``type``: a first line without one (Gemini CLI's chat metadata names a
     ``sessionId`` too) is not a record of a Claude Code transcript."""
 
     session_id: str = ""
     cwd: str = ""
     type: str = ""
+    is_sidechain: bool = False
+    agent_id: str = ""
+    message: msgspec.Raw = msgspec.Raw()
 
 
 _decode_head = msgspec.json.Decoder(_Head).decode
@@ -92,19 +95,31 @@ def _heads(path: str) -> Iterator[_Head]:
 
 
 def session_at(path: str) -> Session | None:
-    """The session a transcript file holds: a ``.jsonl`` whose records name their
-    ``sessionId`` (every conversation record and most bookkeeping does; a Codex rollout's
-    never). A subagent's own file names its parent's session."""
+    """The session a transcript file holds: a ``.jsonl`` whose records are Claude Code's
+    — they name their ``sessionId`` (every conversation record and most bookkeeping
+    does; a Codex rollout's never), or carry a ``message`` (older versions' files and
+    other tools' copies can name none). A main transcript is the session it is named
+    after (``<session>.jsonl``: ``HistoryParser``); a subagent's own file names its
+    parent's session."""
     if not path.endswith(".jsonl") or not os.path.isfile(path):
         return None
-    session_id = cwd = ""
-    for head in _heads(path):
+    named = cwd = ""
+    conversation = subagent = False
+    for n, head in enumerate(_heads(path)):
         if not head.type:
-            return None
-        session_id, cwd = session_id or head.session_id, cwd or head.cwd
-        if session_id and cwd:
+            if not n:
+                return None
+            continue  # a damaged record further on
+        if head.type in ("user", "assistant", "system") and head.message:
+            conversation = True
+            subagent = subagent or (head.is_sidechain and bool(head.agent_id))
+        named, cwd = named or head.session_id, cwd or head.cwd
+        if named and cwd and conversation:
             break
-    return Session(session_id=session_id, transcript_path=path, cwd=cwd) if session_id else None
+    if not named and not conversation:
+        return None
+    own = os.path.basename(path).removesuffix(".jsonl")
+    return Session(session_id=named if named and subagent else own, transcript_path=path, cwd=cwd)
 
 
 def cwd_of(path: str) -> str:

@@ -2,7 +2,10 @@
 
 ``JsonlFollower.read(on_lines, reset)`` hands what was appended since the last call to
 ``on_lines`` in blocks of *complete* lines (each ends with its newline), and leaves a
-torn last line for the next call, so a re-read costs only the appended bytes. The file
+torn last line for the next call, so a re-read costs only the appended bytes. A last
+line without its newline that is a whole JSON value is complete (``whole_tail``): the
+CLIs write each record with its newline, and a file that ends without one was cut after
+its last record (copied by a tool that dropped it); a torn write is no whole value. The file
 is followed by identity: replaced (new inode) or shrunk means start over (``reset`` is
 called first). The callbacks are passed per call, not kept: a view that owns a follower
 holds no reference cycle through it, so dropping the view frees its parse at once.
@@ -19,9 +22,25 @@ import os
 from collections.abc import Callable
 from io import FileIO
 
+import msgspec
+
 from agentspool.errors import TranscriptGoneError
 
 OnLines = Callable[[memoryview], None]
+
+_decode_any = msgspec.json.Decoder(msgspec.Raw).decode
+
+
+def whole_tail(tail: bytes | memoryview) -> bool:
+    """Whether a file's last bytes, after its last newline, are a whole JSON value (a
+    record whose newline the file lacks), not a line still being written."""
+    if not bytes(tail).strip():
+        return False
+    try:
+        _decode_any(tail)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def split_lines(block: memoryview) -> list[bytes]:
@@ -73,3 +92,8 @@ class JsonlFollower:
                 self.offset += cut
                 held = end - cut
                 buf[:held] = buf[cut:end]  # same-size assignment: fine while views live
+            if held and whole_tail(memoryview(buf)[:held]):
+                # The last record, its newline missing: handed on as a whole line. A
+                # newline written after it later reads as a blank line.
+                on_lines(memoryview(bytes(buf[:held]) + b"\n"))
+                self.offset += held

@@ -1,7 +1,8 @@
 """Parsing a transcript file from a byte offset, for the history index (ADR 0022).
 
 ``ResumedFile`` is the seam's ``ResumedParse`` for a JSONL transcript: it reads whole
-lines from ``offset`` in blocks of about ``limit`` bytes, hands each block to the
+lines from ``offset`` in blocks of about ``limit`` bytes (a last line without its
+newline that is a whole JSON value is whole: ``jsonl.whole_tail``), hands each block to the
 provider's parser (``Resumable``), and returns the records the parser took out since
 the last read. The parser keeps no record it handed out (memory follows the block, not
 the file), and says in ``state`` what it must remember to go on: the caller
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from typing import Generic, Protocol, TypeVar
 
+from agentspool.adapters.common.jsonl import whole_tail
 from agentspool.core.seam import Message, TranscriptFacts
 
 
@@ -70,7 +72,11 @@ class ResumedFile(Generic[P]):
                 while not cut:
                     more = fh.read(max(limit, 1 << 16))
                     if not more:
-                        return self.parser.take()  # only a torn line: nothing whole yet
+                        data = b"".join(pieces)
+                        if whole_tail(data):  # the last record, its newline missing
+                            self.parser.feed(memoryview(data + b"\n"))
+                            self.offset += len(data)
+                        return self.parser.take()  # else a torn line: nothing whole yet
                     end = more.rfind(b"\n")
                     if end >= 0:
                         cut = size + end + 1

@@ -46,6 +46,13 @@ from agentspool.adapters.gemini_cli._chat import (
     session_id_of,
     subagent_progress,
 )
+from agentspool.adapters.gemini_cli._document import (
+    DocumentFollower,
+    DocumentParser,
+    document_session_id,
+    is_document,
+    listed_session_id,
+)
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
@@ -178,6 +185,11 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
 
     def _view(self, run_id: str, transcript_path: str, *, live: bool) -> TranscriptView[ChatParser]:
         # Live, the hooks own the turn; the file alone derives it (_chat's module doc).
+        if is_document(transcript_path):  # the older chat file, one JSON document
+            return TranscriptView(
+                DocumentFollower(transcript_path, run_id),
+                lambda: DocumentParser(lifecycle=not live),
+            )
         return TranscriptView(
             JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
         )
@@ -204,25 +216,38 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
 
     def sessions(self, since: float) -> list[Session]:
         """Chat files changed at or after ``since`` (``<.gemini>/tmp/<project>/chats/
-        session-*.jsonl``; a subagent's own file, in a folder named after its parent's
-        session, is not a session). Gemini CLI keeps no status file: a session's process
-        is not known from its files, so its state is the chat file's."""
+        session-*.jsonl``, and the older ``session-*.json`` documents; a subagent's own
+        file, in a folder named after its parent's session, is not a session). Gemini
+        CLI keeps no status file: a session's process is not known from its files, so
+        its state is the chat file's."""
         base = os.path.join(glob.escape(_install.gemini_dir()), "tmp", "*", "chats")
         found = []
-        for path in glob.glob(os.path.join(base, "session-*.jsonl")):
-            try:
-                recent = os.stat(path).st_mtime >= since
-            except OSError:
-                continue
-            session = self.session_at(path) if recent else None
-            if session is not None:
-                found.append(session)
+        for pattern in ("session-*.jsonl", "session-*.json"):
+            for path in glob.glob(os.path.join(base, pattern)):
+                try:
+                    recent = os.stat(path).st_mtime >= since
+                except OSError:
+                    continue
+                session = self._session(path, listed=True) if recent else None
+                if session is not None:
+                    found.append(session)
         return found
 
     def session_at(self, path: str) -> Session | None:
-        """A chat file (its first line the session's metadata), with the project it
-        belongs to: ``tmp/<project>/.project_root`` holds the project's directory."""
-        session_id = session_id_of(path) if path.endswith(".jsonl") else ""
+        """A chat file (its first line the session's metadata; or an older chat file, one
+        JSON document with ``sessionId`` and ``messages``), with the project it belongs
+        to: ``tmp/<project>/.project_root`` holds the project's directory."""
+        return self._session(path, listed=False)
+
+    def _session(self, path: str, *, listed: bool) -> Session | None:
+        """``listed``: found where the CLI keeps its chats, so a document's id may be
+        read from its head (``listed_session_id``)."""
+        if path.endswith(".jsonl"):
+            session_id = session_id_of(path)
+        elif is_document(path):
+            session_id = listed_session_id(path) if listed else document_session_id(path)
+        else:
+            session_id = ""
         if not session_id:
             return None
         return Session(session_id=session_id, transcript_path=path, cwd=_project_root(path))

@@ -1,8 +1,9 @@
 """Gemini CLI chat file (``<home>/.gemini/tmp/<project>/chats/session-*.jsonl``) →
 canonical messages and canonical events, incrementally.
 
-Grammar: docs/providers/gemini-cli.md §4. The file is not a list of messages but the
-log of a message map the CLI keeps, folded line by line:
+Grammar: docs/providers/gemini-cli.md §4 (the older releases' file, one JSON document
+of the same records, is ``_document``'s, folded by these record rules). The file is not
+a list of messages but the log of a message map the CLI keeps, folded line by line:
 
 * the first line is the session's metadata (``sessionId``, ``kind``, …);
 * a message record (``id``, ``type``: user | gemini | info | error | warning) sets that
@@ -44,6 +45,7 @@ a tool running: each reads ``working``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -64,6 +66,11 @@ SUBAGENT_DONE = "complete_task"
 QUESTION_TOOL = "ask_user"
 CANCELLED = "Request cancelled."
 CONTEXT_PREFIX = "<session_context>"
+MESSAGE_TYPES = ("user", "gemini", "model", "info", "error", "warning")
+"""Message record types: ``model`` is read as ``gemini`` (``_schema``)."""
+# The CLI's own notice names the version running: "Gemini CLI update available! 0.24.5
+# → 0.25.1" (seen in sessions of 0.23 and 0.24); a chat file names no version else.
+_UPDATE_NOTICE = re.compile(r"Gemini CLI update available! (\S+) \u2192 ")
 PRESENTATION = {
     SHELL_TOOL: "shell",
     "replace": "edit",
@@ -120,13 +127,15 @@ class _ToolCall(msgspec.Struct, gc=False):
     agentId: str | None = None  # noqa: N815
 
 
-class _Record(msgspec.Struct, gc=False):
+class Record(msgspec.Struct, gc=False):
     """A message record (``type`` and ``id`` set), or a line of another shape."""
 
     id: str = ""
     timestamp: str = ""
     type: str = ""
     content: Any = None
+    parts: Any = None
+    """A ``model`` record's API parts, where a ``gemini`` record has ``content``."""
     toolCalls: list[_ToolCall] | None = None  # noqa: N815 - the CLI's own key
     thoughts: Any = None
     tokens: _Tokens | None = None
@@ -134,11 +143,11 @@ class _Record(msgspec.Struct, gc=False):
 
 
 class _Set(msgspec.Struct, gc=False):
-    messages: list[_Record] | None = None
+    messages: list[Record] | None = None
     sessionId: str | None = None  # noqa: N815
 
 
-class _Line(_Record, gc=False):
+class _Line(Record, gc=False):
     sessionId: str = ""  # noqa: N815 - the metadata line
     startTime: str = ""  # noqa: N815
     kind: str | None = None
@@ -150,10 +159,13 @@ _decode_line = msgspec.json.Decoder(_Line).decode
 
 
 def _texts(parts: list[Any]) -> list[str]:
+    """The text parts; a bare string in the list is a text part too (the API's
+    ``PartListUnion``: a fixture of the older document holds ``content: ["…"]``)."""
     return [
-        p["text"]
+        p if isinstance(p, str) else p["text"]
         for p in parts
-        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+        if isinstance(p, str)
+        or (isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought"))
     ]
 
 
@@ -180,10 +192,14 @@ def result_text(response: Any) -> str:
 
 def _entry_result(result: Any) -> tuple[str, bool]:
     """A tool call's ``result`` (function response parts): its text, and whether it is an
-    error."""
-    for response in _calls(result if isinstance(result, list) else [], "functionResponse"):
+    error. A result of another shape (a fixture's ``{"content": …}``, a string) is shown
+    as it is."""
+    parts = result if isinstance(result, list) else [result]
+    for response in _calls(parts, "functionResponse"):
         body = response.get("response")
         return result_text(body), isinstance(body, dict) and "error" in body
+    if isinstance(result, (dict, str)):
+        return result_text(result), False
     return "", False
 
 
@@ -210,7 +226,8 @@ class ChatParser:
         """The session id, when the file is a subagent's (``kind: "subagent"``)."""
         self.spawned: dict[str, str] = {}
         """Subagent session id → the ``invoke_agent`` call that ran it."""
-        self.cli_version = ""  # the chat file names none
+        self.cli_version = ""
+        """The version the CLI's update notice names (a chat file names none else)."""
         self.corrupt = 0
         self.drift = DriftCounter(CHAT_FIELDS)
         self._current: dict[str, None] = {}
@@ -223,7 +240,11 @@ class ChatParser:
         """Call ids whose result a ``toolCalls`` entry gave."""
         self._unpriced: dict[str, tuple[Usage, str]] = {}
         """Usage of a record no canonical message was made from yet, and its model."""
-        self._priced: set[str] = set()
+        self._priced: dict[str, Usage] = {}
+        """Record id → the usage counted for it (its latest version's ``tokens``)."""
+        self._positional: set[str] = set()
+        """Record ids made up from a record's position: the record had none (a
+        hand-written document); no usage dedup key."""
         self._checkpoints = 0
         self._resync = False
         """Between a cancel and the checkpoint that closes the CLI's history re-sync."""
@@ -249,10 +270,10 @@ class ChatParser:
             self._check("$rewindTo", raw)
             self._rewind(line.rewind_to)
         elif line.id and line.type:
-            if line.type in ("user", "gemini", "info", "error", "warning"):
+            if line.type in MESSAGE_TYPES:
                 self._check(line.type, raw)
                 if line.toolCalls and "toolCall" not in self.drift.checked:
-                    self._check("toolCall", raw, _first_tool_call_keys)
+                    self._check("toolCall", raw, first_tool_call_keys)
                 self._current[line.id] = None
                 self._record(line, checkpoint=False)
             else:
@@ -263,7 +284,9 @@ class ChatParser:
         else:
             self.drift.unknown_type("?")
 
-    def _check(self, shape: str, raw: bytes, members: Any = None) -> None:
+    def _check(
+        self, shape: str, raw: bytes | memoryview | msgspec.Raw, members: Any = None
+    ) -> None:
         if shape not in self.drift.checked:
             if members is None:
                 self.drift.see(shape, raw)
@@ -319,18 +342,18 @@ class ChatParser:
                     self.messages[index] = msgspec.structs.replace(message, visibility=wanted)
 
     # -- records ---------------------------------------------------------------------
-    def _record(self, record: _Record, *, checkpoint: bool) -> None:
+    def _record(self, record: Record, *, checkpoint: bool) -> None:
         """Make the canonical messages of a record's current version that were not made
         yet. ``checkpoint``: first seen inside a ``$set.messages``."""
         kind = record.type
         if kind == "user":
             self._user(record, checkpoint)
-        elif kind == "gemini":
+        elif kind in ("gemini", "model"):
             self._gemini(record, checkpoint)
         elif kind == "info":
             self._info(record)
         elif kind == "error":
-            self._add(
+            made = self._add(
                 record,
                 Message(
                     id=record.id,
@@ -340,7 +363,7 @@ class ChatParser:
                     text=str(record.content or ""),
                 ),
             )
-            if self.lifecycle and not self._resync:
+            if made and self.lifecycle and not self._resync:
                 self._stop("failed", record.timestamp, "transcript:error")
         elif kind == "warning":
             self._add(
@@ -354,9 +377,12 @@ class ChatParser:
                 ),
             )
 
-    def _add(self, record: _Record, message: Message, *, hidden: bool = False) -> None:
+    def _add(self, record: Record, message: Message, *, hidden: bool = False) -> bool:
+        """Make ``message`` from ``record``, unless it was made: then only its text, if
+        the record's new version states another (``_restated``). Whether it was made now."""
         if message.id in self._made:
-            return
+            self._restated(record.id, message)
+            return False
         self._made.add(message.id)
         message.seq = len(self.messages) + 1
         message.timestamp = message.timestamp or record.timestamp
@@ -368,11 +394,26 @@ class ChatParser:
             message.visibility = "inactive"
         priced = self._unpriced.pop(record.id, None)
         if priced is not None:
-            message.usage, message.model, message.message_id = priced[0], priced[1], record.id
+            message.usage, message.model = priced
+            message.message_id = self._usage_key(record.id)
         self._derived.setdefault(record.id, []).append(len(self.messages))
         self.messages.append(message)
+        return True
 
-    def _user(self, record: _Record, checkpoint: bool) -> None:
+    def _restated(self, record_id: str, message: Message) -> None:
+        """A record replaced in place (re-appended, or its document rewritten) with
+        another text for a message made from it: the new text, in a copy."""
+        for index in self._derived.get(record_id, ()):
+            made = self.messages[index]
+            if made.id == message.id:
+                if message.text and made.text != message.text:
+                    self.messages[index] = msgspec.structs.replace(made, text=message.text)
+                return
+
+    def _usage_key(self, record_id: str) -> str:
+        return "" if record_id in self._positional else record_id
+
+    def _user(self, record: Record, checkpoint: bool) -> None:
         parts = _parts(record.content)
         texts = _texts(parts)
         context = [t for t in texts if t.startswith(CONTEXT_PREFIX)]
@@ -393,10 +434,10 @@ class ChatParser:
         if prompt:
             summary = checkpoint and self._checkpoints > 0  # what /compress wrote
             kind: MessageKind = "summary" if summary else "text"
-            self._add(
+            made = self._add(
                 record, Message(id=record.id, kind=kind, role="user", text=prompt, is_meta=summary)
             )
-            if self.lifecycle and not (checkpoint or self._resync or context):
+            if made and self.lifecycle and not (checkpoint or self._resync or context):
                 self._turn = record.id
                 self.events.append(
                     ev.TurnStarted(
@@ -425,10 +466,10 @@ class ChatParser:
                 ),
             )
 
-    def _gemini(self, record: _Record, checkpoint: bool) -> None:
+    def _gemini(self, record: Record, checkpoint: bool) -> None:
         self._derived.setdefault(record.id, [])
         self._price(record)
-        parts = _parts(record.content)
+        parts = _parts(record.content if record.content is not None else record.parts)
         for index, thought in enumerate(
             record.thoughts if isinstance(record.thoughts, list) else ()
         ):
@@ -444,9 +485,10 @@ class ChatParser:
                     ),
                 )
         text = "\n".join(_texts(parts))
+        answered = False
         if text:
             acknowledgement = checkpoint and self._checkpoints > 0
-            self._add(
+            answered = self._add(
                 record,
                 Message(
                     id=record.id, kind="text", role="assistant", text=text, is_meta=acknowledgement
@@ -468,13 +510,22 @@ class ChatParser:
                     presentation=presentation(name),
                 ),
             )
-        for entry in record.toolCalls or ():
-            self._tool_call(record, entry)
-        if self.lifecycle and text and not record.toolCalls and not (checkpoint or self._resync):
+        for index, entry in enumerate(record.toolCalls or ()):
+            self._tool_call(record, entry, index)
+        # An answer ends the turn once, when its text is first read: a record read again
+        # (re-appended, its document rewritten) is not another answer.
+        if (
+            answered
+            and self.lifecycle
+            and not record.toolCalls
+            and not (checkpoint or self._resync)
+        ):
             self._stop("completed", record.timestamp, "transcript:gemini")
 
-    def _tool_call(self, record: _Record, entry: _ToolCall) -> None:
-        message_id = f"{record.id}/call/{entry.id}"
+    def _tool_call(self, record: Record, entry: _ToolCall, index: int) -> None:
+        # A fixture's call may carry no id: its place in the record names it.
+        call = entry.id or f"#{index}"
+        message_id = f"{record.id}/call/{call}"
         if message_id in self._made:
             return
         args = entry.args if isinstance(entry.args, dict) else {}
@@ -498,7 +549,7 @@ class ChatParser:
         self._add(
             record,
             Message(
-                id=f"{record.id}/result/{entry.id}",
+                id=f"{record.id}/result/{call}",
                 kind="tool_result",
                 role="tool",
                 timestamp=entry.timestamp,
@@ -508,7 +559,8 @@ class ChatParser:
                 is_error=failed or error,
             ),
         )
-        self._answered.add(entry.id)
+        if entry.id:
+            self._answered.add(entry.id)
         at = epoch_seconds(entry.timestamp or record.timestamp)
         source = f"transcript:toolCalls({entry.status})"
         if entry.status == "cancelled":
@@ -534,12 +586,23 @@ class ChatParser:
                 )
             )
 
-    def _info(self, record: _Record) -> None:
+    # Whether a cancel is followed by the CLI re-recording its whole history, closed by a
+    # checkpoint (the log's fold, §4.4); the older document is rewritten, never re-synced.
+    resyncs_after_cancel = True
+
+    def _info(self, record: Record) -> None:
         text = str(record.content or "")
+        if not self.cli_version:
+            notice = _UPDATE_NOTICE.match(text)
+            self.cli_version = notice.group(1) if notice else ""
         if text == CANCELLED:
-            self._add(record, Message(id=record.id, kind="interrupt", role="system", text=text))
+            made = self._add(
+                record, Message(id=record.id, kind="interrupt", role="system", text=text)
+            )
+            if not made:
+                return
             # The whole history is re-recorded next, closed by a checkpoint.
-            self._resync = True
+            self._resync = self.resyncs_after_cancel
             self._stop(
                 "interrupted",
                 record.timestamp,
@@ -567,22 +630,51 @@ class ChatParser:
             )
         )
 
-    def _price(self, record: _Record) -> None:
+    def _price(self, record: Record) -> None:
+        """The record's usage: its latest version's ``tokens`` count (a record replaced in
+        place restates them; a version without them changes nothing)."""
         tokens = record.tokens
-        if tokens is None or record.id in self._priced:
+        if tokens is None:
             return
-        self._priced.add(record.id)
         # ``cached`` is part of ``input`` already (the API's cachedContentTokenCount is
         # a subset of promptTokenCount); ``tool`` (tool-use prompt) and ``thoughts`` are
-        # counted apart by the API and billed as input and output.
+        # counted apart by the API and billed as input and output (ADR 0025, Gemini CLI).
         usage = Usage(
             input_tokens=tokens.input + tokens.tool,
             output_tokens=tokens.output + tokens.thoughts,
             cached_input_tokens=tokens.cached,
             reasoning_tokens=tokens.thoughts,
         )
+        model = record.model or ""
+        counted = self._priced.get(record.id)
+        if counted == usage:
+            return
+        self._priced[record.id] = usage
+        if counted is not None:
+            _take(self.usage, counted)
         self.usage.add(usage)
-        self._unpriced[record.id] = (usage, record.model or "")
+        made = self._derived.get(record.id, [])
+        carrier = next((i for i in made if self.messages[i].usage is not None), None)
+        if carrier is None and made:
+            carrier = made[0]
+        if carrier is None:
+            self._unpriced[record.id] = (usage, model)
+            return
+        # Messages were made from an earlier version: the usage moves onto them, a copy.
+        self.messages[carrier] = msgspec.structs.replace(
+            self.messages[carrier],
+            usage=usage,
+            model=model,
+            message_id=self._usage_key(record.id),
+        )
+
+
+def _take(total: Usage, part: Usage) -> None:
+    total.input_tokens -= part.input_tokens
+    total.output_tokens -= part.output_tokens
+    total.cached_input_tokens -= part.cached_input_tokens
+    total.reasoning_tokens -= part.reasoning_tokens
+    total.cache_write_tokens -= part.cache_write_tokens
 
 
 def _member_keys(raw: bytes, key: str) -> list[str]:
@@ -591,7 +683,7 @@ def _member_keys(raw: bytes, key: str) -> list[str]:
     return list(inner or ())
 
 
-def _first_tool_call_keys(raw: bytes) -> list[str]:
+def first_tool_call_keys(raw: bytes) -> list[str]:
     outer = object_keys(raw) or {}
     if "toolCalls" not in outer:
         return []

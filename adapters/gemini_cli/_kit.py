@@ -1,6 +1,7 @@
-"""Conformance kit for the Gemini CLI adapter: chat-file records and hook payloads shaped
+"""Conformance kits for the Gemini CLI adapter: chat-file records and hook payloads shaped
 as 0.61.0 writes them (docs/providers/gemini-cli.md §3-§4; compare
-tests/live/captures/gemini-cli/tui-approve/)."""
+tests/live/captures/gemini-cli/tui-approve/); ``DocumentKit``, the older releases' chat
+file, one JSON document written whole at every change (§7)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from agentspool.spool.layout import run_dir
@@ -163,3 +165,124 @@ class Kit:
         for event, extra in hooks:
             payload = {**common, "hook_event_name": event, "timestamp": self._now(), **extra}
             append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+
+
+class DocumentKit(Kit):
+    """The same turns in the older chat file: ``{sessionId, projectHash, startTime,
+    lastUpdated, messages}``, written whole again at each change (§7.1)."""
+
+    def transcript(self, directory: str, turns: int) -> str:
+        path = os.path.join(
+            directory,
+            ".gemini",
+            "tmp",
+            "work",
+            "chats",
+            f"session-2026-01-05T09-00-{SESSION[:8]}.json",
+        )
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        start = self._now()
+        self._write(
+            path,
+            {
+                "sessionId": SESSION,
+                "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
+                "startTime": start,
+                "lastUpdated": start,
+                "messages": [],
+            },
+        )
+        for _ in range(turns):
+            self.append_turn(path)
+        return path
+
+    def _write(self, path: str, document: dict[str, Any]) -> bytes:
+        data = json.dumps(document, indent=2).encode()
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return data
+
+    def append_turn(self, path: str) -> bytes:
+        """The turn written whole; what the file gained past the bytes it kept (a cut of
+        those bytes is a torn rewrite)."""
+        with open(path, "rb") as fh:
+            before = fh.read()
+        for _ in self.append_turn_in_steps(path):
+            pass
+        with open(path, "rb") as fh:
+            after = fh.read()
+        kept = 0
+        while kept < min(len(before), len(after)) and before[kept] == after[kept]:
+            kept += 1
+        return after[kept:]
+
+    def append_turn_in_steps(self, path: str) -> Iterator[None]:
+        """One turn as the older CLI writes it, the whole file each time: the prompt; the
+        model's answer calling a tool; that record again with its completed call; the
+        model's text answer."""
+        with open(path, "rb") as fh:
+            document = json.loads(fh.read())
+        messages: list[dict[str, Any]] = document["messages"]
+        call_id = f"run_shell_command-{uuid.uuid4().int % 10**13}-0"
+        prompt_at = self._now()
+        messages.append(
+            {"id": str(uuid.uuid4()), "timestamp": prompt_at, "type": "user", "content": "say hi"}
+        )
+        self._save(path, document, prompt_at)
+        yield
+        asked_at = self._now()
+        answer: dict[str, Any] = {
+            "id": str(uuid.uuid4()),
+            "timestamp": asked_at,
+            "type": "gemini",
+            "content": "",
+            "thoughts": [
+                {"subject": "Greeting", "description": "Run echo.", "timestamp": asked_at}
+            ],
+            "tokens": TOKENS,
+            "model": MODEL,
+        }
+        messages.append(answer)
+        self._save(path, document, asked_at)
+        yield
+        done_at = self._now()
+        response = {
+            "functionResponse": {
+                "id": call_id,
+                "name": "run_shell_command",
+                "response": {"output": "hi"},
+            }
+        }
+        call = {
+            "id": call_id,
+            "name": "run_shell_command",
+            "args": {"command": "echo hi"},
+            "result": [response],
+            "status": "success",
+            "timestamp": done_at,
+            "resultDisplay": "hi",
+            "displayName": "Shell",
+            "description": "Runs a shell command.",
+            "renderOutputAsMarkdown": False,
+        }
+        messages[-1] = {**answer, "toolCalls": [call]}
+        self._save(path, document, done_at)
+        yield
+        said_at = self._now()
+        messages.append(
+            {
+                "id": str(uuid.uuid4()),
+                "timestamp": said_at,
+                "type": "gemini",
+                "content": "hi",
+                "thoughts": [],
+                "tokens": TOKENS,
+                "model": MODEL,
+            }
+        )
+        self._save(path, document, said_at)
+        yield
+
+    def _save(self, path: str, document: dict[str, Any], at: str) -> None:
+        document["lastUpdated"] = at
+        self._write(path, document)

@@ -58,3 +58,41 @@ def test_a_shrunk_or_replaced_file_is_read_from_the_start(tmp_path: Path) -> Non
 def test_split_lines_drops_only_the_final_newline() -> None:
     assert split_lines(memoryview(b"a\n\nb\n")) == [b"a", b"", b"b"]
     assert split_lines(memoryview(b"")) == []
+
+
+def test_a_last_record_without_its_newline_is_read_once(tmp_path: Path) -> None:
+    """A file that ends in a whole record without its newline (a tool that copied it
+    dropped the newline) holds that record; a newline written after it later reads as
+    a blank line, not the record again. A torn record still waits."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"n":1}\n{"n":2}')
+    follower, seen = JsonlFollower(str(path)), Collect()
+    follower.read(seen.on_lines, seen.reset)
+    lines = [line for block in seen.blocks for line in block.split(b"\n") if line.strip()]
+    assert lines == [b'{"n":1}', b'{"n":2}']
+    assert follower.offset == path.stat().st_size
+    with path.open("ab") as fh:
+        fh.write(b'\n{"n":3}\n{"n":')
+    follower.read(seen.on_lines, seen.reset)
+    lines = [line for block in seen.blocks for line in block.split(b"\n") if line.strip()]
+    assert lines == [b'{"n":1}', b'{"n":2}', b'{"n":3}']  # the torn {"n": waits
+    assert follower.offset == path.stat().st_size - len(b'{"n":')
+
+
+def test_a_resumed_parse_reads_a_last_record_without_its_newline(tmp_path: Path) -> None:
+    from agentspool.adapters.claude_code import ClaudeCode
+
+    record = (
+        b'{"type":"user","sessionId":"s1","uuid":"u%d","timestamp":"2026-01-02T03:04:0%dZ",'
+        b'"message":{"role":"user","content":"prompt %d"}}'
+    )
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(record % (1, 1, 1) + b"\n" + record % (2, 2, 2))
+    parse = ClaudeCode().resume_transcript(str(path), 0, b"")
+    texts = [m.text for m in parse.read(1 << 20)] + [m.text for m in parse.read(1 << 20)]
+    assert texts == ["prompt 1", "prompt 2"]
+    assert parse.offset == path.stat().st_size
+    with path.open("ab") as fh:
+        fh.write(b"\n" + record % (3, 3, 3) + b"\n")
+    later = ClaudeCode().resume_transcript(str(path), parse.offset, parse.state())
+    assert [(m.seq, m.text) for m in later.read(1 << 20)] == [(3, "prompt 3")]

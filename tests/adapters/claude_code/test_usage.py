@@ -85,11 +85,12 @@ def test_a_cache_write_is_kept_apart_from_a_cache_read() -> None:
     assert parser.usage.cached_input_tokens == 200
 
 
-def test_a_subagent_response_an_older_cli_wrote_into_the_main_file_keeps_its_usage(
+def test_a_subagent_an_older_cli_wrote_into_the_main_file_is_its_group_with_its_usage(
     tmp_path: Path,
 ) -> None:
-    # Before the subagent files, the CLI wrote a subagent's records into the main file
-    # (isSidechain: true). They are not the main conversation, but they were paid for.
+    # Before the subagent files (1.0.x), the CLI wrote a subagent's records into the main
+    # file (isSidechain: true). They are the subagent's conversation, under its Task call,
+    # and paid for.
     import usage_corpus
 
     from agentspool.core.detail import assemble_session_detail
@@ -101,12 +102,16 @@ def test_a_subagent_response_an_older_cli_wrote_into_the_main_file_keeps_its_usa
         parser.feed_line(raw)
     side = [m for m in parser.messages if m.message_id == "msg_legacy_side"]
     assert len(side) == 1
-    assert (side[0].visibility, side[0].kind, side[0].text) == ("hidden", "text", "")
+    assert (side[0].visibility, side[0].kind, side[0].text) == ("visible", "text", "Looks fine.")
     assert (side[0].model, side[0].usage.cache_write_tokens) == (usage_corpus.SONNET, 650)
     assert parser.usage.input_tokens == (50 + 700) + (20 + 650) + (6 + 700) + (7 + 1350)
     detail = assemble_session_detail(parser.messages)
     assert detail.usage == parser.usage
-    assert "Looks fine." not in [m.text for m in detail.conversation if m.role == "assistant"]
+    (group,) = detail.subagents
+    assert group.spawned_by == "toolu_l1" and group.agent_id == side[0].agent_id != ""
+    assert [m.kind for m in group.messages] == ["subagent", "text", "text"]
+    own = [m.text for m in detail.conversation if not m.agent_id and m.role == "assistant"]
+    assert "Looks fine." not in own
 
 
 def test_a_session_names_the_working_directory_its_transcript_states() -> None:

@@ -3,10 +3,17 @@ does — a subclass naming its adapter and kit — since it registers through th
 ``agentspool.adapters`` entry-point group, not the built-in table."""
 
 from agentspool.adapters.gemini_cli import GeminiCli
-from agentspool.adapters.gemini_cli._kit import Kit
+from agentspool.adapters.gemini_cli._kit import DocumentKit, Kit
 from agentspool.adapters.testing import AdapterConformance
 
 
 class TestGeminiCliConformance(AdapterConformance):
     adapter_class = GeminiCli
     kit_class = Kit
+
+
+class TestGeminiCliDocumentConformance(AdapterConformance):
+    """The same obligations on the older chat file, one JSON document (§7)."""
+
+    adapter_class = GeminiCli
+    kit_class = DocumentKit
