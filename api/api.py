@@ -35,7 +35,12 @@ from agentspool.errors import (
     TranscriptGoneError,
     UnsupportedError,
 )
-from agentspool.spool.layout import DEFAULT_MIN_IDLE, default_runtime_dir, run_dir
+from agentspool.spool.layout import (
+    DEFAULT_MIN_IDLE,
+    default_runtime_dir,
+    open_run_dir_to_read,
+    run_dir,
+)
 from agentspool.spool.write import LEDGER_FILE, RUN_ID_ENV, RUNTIME_DIR_ENV
 
 if TYPE_CHECKING:
@@ -89,7 +94,11 @@ RECENT_SESSIONS = 3600.0
 
 
 def list_runs(
-    runtime_dir: str | None = None, *, include_ended: bool = False, sessions: bool = True
+    runtime_dir: str | None = None,
+    *,
+    include_ended: bool = False,
+    sessions: bool = True,
+    warnings: list[str] | None = None,
 ) -> list[RunSummary]:
     """Every run that is live (``include_ended``: ended ones too), one ``RunSummary``
     each, most urgent first: waiting on the operator (longest first), then working,
@@ -100,6 +109,10 @@ def list_runs(
     ``run_id`` is ``""``): a live one is listed whenever its process is known to run; one
     whose process is not known (only its transcript changed in the last
     ``RECENT_SESSIONS`` seconds) only with ``include_ended``.
+
+    One run that cannot be read (its run dir not private, its transcript a directory
+    or a FIFO: ``unreadable_run``) is left out and described in ``warnings`` (one line
+    each), never fails the list. A runtime dir that is not private still raises.
     """
     import time
 
@@ -113,9 +126,11 @@ def list_runs(
         if not ref.provider:
             continue  # a dir no registered adapter can read
         try:
-            chat = read_chat(ref.provider, ref.run_id, runtime)
-        except TranscriptGoneError:
-            chat = read_chat(ref.provider, ref.run_id, runtime, "", ended=True)
+            chat = _read_run(ref.provider, ref.run_id, runtime)
+        except UNREADABLE_RUN as exc:
+            if warnings is not None:
+                warnings.append(unreadable_run(ref.provider, ref.run_id, exc))
+            continue
         covered |= {chat.transcript_id, chat.transcript_path} - {""}
         if chat.state != "ended" or include_ended:
             found.append(runs.summarize(ref.provider, ref.run_id, chat))
@@ -131,9 +146,30 @@ def list_runs(
                 chat = read_session(adapter, session)
             except TranscriptGoneError:
                 continue  # deleted between the listing and the read
+            except UNREADABLE_RUN as exc:
+                if warnings is not None:
+                    warnings.append(unreadable_run(provider, session.session_id, exc))
+                continue
             if (chat.state != "ended" and chat.process == "alive") or include_ended:
                 found.append(runs.summarize(provider, "", chat))
     return runs.by_urgency(found)
+
+
+UNREADABLE_RUN = (AgentspoolError, OSError)
+"""What reading one run may raise that is that run's alone (a run dir not private, a
+transcript that is a directory or a FIFO): the listing goes on without it."""
+
+
+def unreadable_run(provider: str, run_id: str, exc: BaseException) -> str:
+    """The one warning line for a run left out of a listing."""
+    return f"{provider} run {run_id}: left out: {exc}"
+
+
+def _read_run(provider: str, run_id: str, runtime: str) -> Chat:
+    try:
+        return read_chat(provider, run_id, runtime)
+    except TranscriptGoneError:
+        return read_chat(provider, run_id, runtime, "", ended=True)
 
 
 class RunPoll(msgspec.Struct, kw_only=True):
@@ -156,6 +192,9 @@ class RunPoll(msgspec.Struct, kw_only=True):
     poll with ``full=False`` compares)."""
     listing: str = ""
     """The runtime dir's own stat when its run dirs were listed."""
+    warnings: dict[str, str] = {}
+    """Every run left out because it cannot be read → its warning line
+    (``unreadable_run``); the others are listed all the same."""
 
 
 def run_key(summary: RunSummary) -> str:
@@ -217,9 +256,14 @@ def _poll_all(
     sigs: dict[str, str] = {}
     found: dict[str, RunSummary] = {}
     changed: list[str] = []
+    warnings: dict[str, str] = {}
     for ref in refs:
         key = f"{ref.provider}:{ref.run_id}"
-        sigs[key], found[key], read = _resign(before, key, ref.provider, ref.run_id, runtime)
+        try:
+            sigs[key], found[key], read = _resign(before, key, ref.provider, ref.run_id, runtime)
+        except UNREADABLE_RUN as exc:
+            warnings[key] = unreadable_run(ref.provider, ref.run_id, exc)
+            continue
         if read:
             changed.append(key)
     covered = {c for s in found.values() for c in (s.session_id, s.transcript_path)} - {""}
@@ -250,6 +294,9 @@ def _poll_all(
                     chat = read_session(registry.load(provider), session)
                 except TranscriptGoneError:
                     continue  # deleted between the listing and the read
+                except UNREADABLE_RUN as exc:
+                    warnings[key] = unreadable_run(provider, session.session_id, exc)
+                    continue
                 summary = runs.summarize(provider, "", chat)
                 changed.append(key)
                 if chat.process != "alive":
@@ -269,6 +316,7 @@ def _poll_all(
         quiet=quiet,
         stamps={f"{ref.provider}:{ref.run_id}": stamps.get(ref.run_id, "") for ref in refs},
         listing=runtime_stamp,
+        warnings=warnings,
     )
 
 
@@ -285,10 +333,19 @@ def _poll_hooked(before: RunPoll, runtime: str, *, include_ended: bool) -> RunPo
     sigs = dict(before.sigs)
     stamps = dict(before.stamps)
     changed: list[str] = []
+    warnings = dict(before.warnings)
     for key in moved:
         run = armed[key]
         stamps[key] = now.get(run.run_id, "")
-        sigs[key], found[key], read = _resign(before, key, run.provider, run.run_id, runtime)
+        try:
+            sigs[key], found[key], read = _resign(before, key, run.provider, run.run_id, runtime)
+        except UNREADABLE_RUN as exc:
+            warnings[key] = unreadable_run(run.provider, run.run_id, exc)
+            del found[key]
+            sigs.pop(key, None)
+            changed.append(key)
+            continue
+        warnings.pop(key, None)
         if read:
             changed.append(key)
     if not changed:
@@ -302,6 +359,7 @@ def _poll_hooked(before: RunPoll, runtime: str, *, include_ended: bool) -> RunPo
         quiet=before.quiet,
         stamps=stamps,
         listing=before.listing,
+        warnings=warnings,
     )
 
 
@@ -316,11 +374,7 @@ def _resign(
     summary = before.runs.get(key)
     if summary is not None and before.sigs.get(key) == sig:
         return sig, summary, False
-    try:
-        chat = read_chat(provider, run_id, runtime)
-    except TranscriptGoneError:
-        chat = read_chat(provider, run_id, runtime, "", ended=True)
-    return sig, runs.summarize(provider, run_id, chat), True
+    return sig, runs.summarize(provider, run_id, _read_run(provider, run_id, runtime)), True
 
 
 def _finish(
@@ -333,6 +387,7 @@ def _finish(
     quiet: list[str],
     stamps: dict[str, str],
     listing: str,
+    warnings: dict[str, str],
 ) -> RunPoll:
     from agentspool.core import runs
 
@@ -347,6 +402,7 @@ def _finish(
         quiet=quiet,
         stamps=stamps,
         listing=listing,
+        warnings=warnings,
     )
 
 
@@ -948,6 +1004,11 @@ def replay(run_id: str, runtime_dir: str | None = None, *, archive: str | None =
         where, name = _runtime(runtime_dir), run_id
         found = [ref for ref in runs.run_dirs(where, names) if ref.run_id == run_id]
         if not found:
+            # Not listed (only real dirs are) need not mean missing: a symlinked or
+            # foreign run dir is refused in its own words.
+            fd = open_run_dir_to_read(where, run_id)
+            if fd is not None:
+                os.close(fd)
             raise RunNotFoundError(run_id, f"the runtime dir {where}")
         provider = found[0].provider
     if not provider:
@@ -1129,10 +1190,29 @@ def open_history(store: str | None = None) -> SessionStore:
     from agentspool.core.store import SessionStore
 
     path = store or default_store_path()
+    loose = ""
     if path != ":memory:":
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, mode=0o700, exist_ok=True)
-    return SessionStore(path)
+        if store is None:
+            loose = _privatise_data_dir(directory)
+    opened = SessionStore(path)
+    if loose:
+        opened.tightened = ", ".join(filter(None, [opened.tightened, loose]))
+    return opened
+
+
+def _privatise_data_dir(directory: str) -> str:
+    """Tighten agentspool's own data dir (``default_store_path``'s) that group or others
+    could enter; a dir the user named with ``--store`` is theirs to set. ``""`` when it
+    was already private."""
+    import stat
+
+    st = os.stat(directory, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or not st.st_mode & 0o077:
+        return ""
+    os.chmod(directory, 0o700)  # a real dir of ours (lstat above): no symlink to follow
+    return f"its dir mode {stat.S_IMODE(st.st_mode):o}"
 
 
 def index_history(

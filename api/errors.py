@@ -24,8 +24,11 @@
     ├── RunNotFoundError(AgentspoolError, LookupError)     no such run where it was looked for
     ├── SessionNotFoundError(AgentspoolError, LookupError) no session has that id, id prefix
     │                                                      or transcript file
-    └── AmbiguousSessionError(AgentspoolError, LookupError)
-                                                           an id prefix several sessions share
+    ├── AmbiguousSessionError(AgentspoolError, LookupError)
+    │                                                      an id prefix several sessions share
+    └── NotRegularFileError(AgentspoolError, OSError)      a path that should be a file is a
+                                                           FIFO, a dir, a device (not read,
+                                                           not written: it could block)
 
 Each carries the offending object as attributes and names it in ``str()``, so the CLI's
 one-line error is always "<what>: <path or value>: <problem>". An attribute named
@@ -146,6 +149,17 @@ class AmbiguousSessionError(AgentspoolError, LookupError):
         )
         self.ref = ref
         self.candidates = candidates
+
+
+class NotRegularFileError(AgentspoolError, OSError):
+    """A transcript, settings or evidence file that is not a regular file: opened without
+    blocking, checked and closed unread (a FIFO would hold the reader until someone
+    wrote to it). ``kind`` says what it is."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(f"{path}: is {kind}, not a regular file; not read")
+        self.path = path
+        self.kind = kind
 
 
 EXIT_ERROR = 1

@@ -106,6 +106,9 @@ class RunFollower:
     hooks append to."""
     ended_here: set[str] = field(default_factory=set)
     """Runs seen to end while following: they stay listed (last), so the end is seen."""
+    new_warnings: list[str] = field(default_factory=list)
+    """Runs the last tick left out that the tick before did not (``RunPoll.warnings``):
+    one bad run is one warning, once, never the whole list."""
 
     def wanted(self, run: RunSummary) -> bool:
         return (not self.providers or run.provider in self.providers) and (
@@ -124,6 +127,8 @@ class RunFollower:
             full=self.full,
         )
         self.ticks += 1
+        shown = before.warnings if before is not None else {}
+        self.new_warnings = [w for k, w in self.poll.warnings.items() if shown.get(k) != w]
         old = before.runs if before is not None else {}
         out = []
         for key in self.poll.changed:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
-from rich.markup import escape
+from rich.markup import escape as markup_escape
 from rich.segment import Segment
 from rich.style import Style
 from textual.app import App, ComposeResult
@@ -27,6 +27,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 import agentspool
 from agentspool import AgentspoolError, RunSummary
+from agentspool.cli._terminal import one_line
 from agentspool.cli.watch import WAITING, Follower, _waits, ago
 
 # column → width (the last takes the rest)
@@ -52,7 +53,13 @@ Line = tuple[str, str, str, Style | None]
 
 
 def _cell(text: str, width: int) -> str:
+    text = one_line(text)  # conversation text: its escape sequences must not reach the screen
     return text[: width - 1].ljust(width) if width else text
+
+
+def escape(text: str) -> str:
+    """Text for a detail line: Rich markup escaped, control characters shown."""
+    return markup_escape(one_line(text))
 
 
 class RunList(ScrollView, can_focus=True):
@@ -222,7 +229,10 @@ class WatchApp(App[None]):
         self.rows = rows
         self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
         filtered = f"  filter: {' '.join(self.words)}" if self.words else ""
-        self.sub_title = f"{len(runs)} run{'' if len(runs) == 1 else 's'}{filtered}"
+        left = self.follower.poll.warnings if self.follower.poll is not None else {}
+        unreadable = f"  ({len(left)} left out: {next(iter(left.values()))})" if left else ""
+        count = f"{len(runs)} run{'' if len(runs) == 1 else 's'}"
+        self.sub_title = one_line(f"{count}{filtered}{unreadable}")
         selected = self.query_one(RunList).selected()
         drawn = rows[selected][0] if selected in rows else None
         if selected != self.selected:
@@ -268,7 +278,7 @@ class WatchApp(App[None]):
             + _cell(since, widths["for"])
             + _cell(waits_on(run), widths["waits on"])
             + _cell(run.title, widths["title"])
-            + run.cwd
+            + one_line(run.cwd)
         )
         return before, _cell(run.state, widths["state"]), after, STATE_STYLES.get(run.state)
 

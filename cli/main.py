@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import agentspool
 from agentspool import AgentspoolError
+from agentspool.cli._terminal import one_line
 from agentspool.errors import (
     EXIT_ERROR,
     EXIT_INTERNAL,
@@ -693,6 +694,12 @@ def _print_json_by_item(value: msgspec.Struct) -> None:
     out.write(b"}\n")
 
 
+def _say(text: str, file: Any = None) -> None:
+    """``print`` of one line made of what others wrote (conversation text, tool input,
+    file names): control characters shown, never sent to the terminal."""
+    print(one_line(text), file=file)
+
+
 def _cmd_setup(args: argparse.Namespace) -> int:
     spawn = agentspool.setup(
         args.provider,
@@ -749,27 +756,27 @@ def _cmd_read(args: argparse.Namespace) -> int:
         ended=args.ended,
     )
     if chat.drift:
-        print(drift_warning(args.provider, args.run_id, chat), file=sys.stderr)
+        _say(drift_warning(args.provider, args.run_id, chat), file=sys.stderr)
     if args.json:
         _print_json(chat)
         return EXIT_OK
     task = chat.task_state + (f": {chat.task_reason}" if chat.task_reason else "")
-    print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
+    _say(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
     if chat.pending_approval is not None:
-        print(
+        _say(
             f"  waiting for approval of {chat.pending_approval.tool_name}: "
             f"{chat.pending_approval.tool_input}"
         )
     if chat.pending_dialog is not None:
         options = ", ".join(o.label for o in chat.pending_dialog.options)
-        print(
+        _say(
             f"  {chat.pending_dialog.kind}: {chat.pending_dialog.prompt}"
             + (f" [{options}]" if options else "")
         )
     for evidence in chat.evidence:
-        print(f"  evidence: {evidence.source} {evidence.detail}".rstrip())
+        _say(f"  evidence: {evidence.source} {evidence.detail}".rstrip())
     transcript = chat.transcript_path or "(not located yet)"
-    print(f"  {len(chat.messages)} messages; transcript {transcript}")
+    _say(f"  {len(chat.messages)} messages; transcript {transcript}")
     return EXIT_OK
 
 
@@ -786,7 +793,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_ls(args: argparse.Namespace) -> int:
-    runs = agentspool.list_runs(args.runtime_dir, include_ended=args.all)
+    warnings: list[str] = []
+    runs = agentspool.list_runs(args.runtime_dir, include_ended=args.all, warnings=warnings)
+    for warning in warnings:  # one bad run is one line, never the whole list
+        _say(f"agentspool: warning: {warning}", file=sys.stderr)
     if args.json:
         _print_json(runs)
         return EXIT_OK
@@ -794,7 +804,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 
     now = time.time()
     for run in runs:
-        print(_ls_line(run, now))
+        _say(_ls_line(run, now))
     return EXIT_OK
 
 
@@ -819,7 +829,7 @@ def _ls_line(run: agentspool.RunSummary, now: float) -> str:
         waits = f"  asks: {run.pending_dialog.prompt}" + (f" [{options}]" if options else "")
     title = f"  {run.title}" if run.title else ""
     name = run.run_id or f"(no hooks) {run.session_id[:12]}"
-    return (
+    return one_line(
         f"{run.provider:<12} {name:<28} {run.state:<11} {since:>4}  task {task}{waits}{title}"
     ).rstrip()
 
@@ -832,23 +842,23 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         return EXIT_OK
     chat = found.chat
     task = chat.task_state + (f" ({chat.task_reason})" if chat.task_reason else "")
-    print(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
+    _say(f"{args.run_id}: {chat.state} (activity {chat.activity}, task {task})")
 
     steps = found.steps
     ignored = sum(1 for s in steps if s.ignored)
     shown = steps[-args.last :] if args.last > 0 else []
-    print(f"events folded: {len(steps)} ({ignored} changed nothing); the last {len(shown)}:")
+    _say(f"events folded: {len(steps)} ({ignored} changed nothing); the last {len(shown)}:")
     for step in shown:
         event = step.event
         kind = type(event).__struct_config__.tag
         effect = f"ignored: {step.ignored}" if step.ignored else f"-> {step.state}/{step.activity}"
-        print(f"  {_when(event.at)}  {event.source or '-':<28} {kind:<28} {effect}")
-    print("decided by:")
+        _say(f"  {_when(event.at)}  {event.source or '-':<28} {kind:<28} {effect}")
+    _say("decided by:")
     for evidence in chat.evidence:
-        print(f"  {_when(evidence.at)}  {evidence.source:<28} {evidence.detail}".rstrip())
+        _say(f"  {_when(evidence.at)}  {evidence.source:<28} {evidence.detail}".rstrip())
     version = chat.drift.cli_version or "not stated"
-    print(f"parse counters (CLI version {version}): {chat.drift.describe() or 'nothing unknown'}")
-    print(f"transcript: {chat.transcript_path or '(not located yet)'}")
+    _say(f"parse counters (CLI version {version}): {chat.drift.describe() or 'nothing unknown'}")
+    _say(f"transcript: {chat.transcript_path or '(not located yet)'}")
     return EXIT_OK
 
 
@@ -860,13 +870,13 @@ def _cmd_tidy(args: argparse.Namespace) -> int:
     verbs = {"remove": "would remove" if report.dry_run else "removed", "keep": "keep"}
     for run in report.runs:
         verb = verbs.get(run.verdict, run.verdict)
-        print(f"{verb:<12} {run.run_id:<28} {run.why}")
+        _say(f"{verb:<12} {run.run_id:<28} {run.why}")
     archived = f", archived in {args.archive}" if report.archived else ""
     if report.dry_run:
         more = "; agentspool tidy --yes removes them" if report.removed else ""
-        print(f"would remove {len(report.removed)} of {len(report.runs)} runs{more}")
+        _say(f"would remove {len(report.removed)} of {len(report.runs)} runs{more}")
     else:
-        print(f"removed {len(report.removed)} of {len(report.runs)} runs{archived}")
+        _say(f"removed {len(report.removed)} of {len(report.runs)} runs{archived}")
     return EXIT_OK
 
 
@@ -884,15 +894,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         _print_json(found)
         return EXIT_OK
     where = "the archive" if found.archived else "the runtime dir"
-    print(
+    _say(
         f"{found.run_id} ({found.provider}), from {where}: {found.run_dir}; "
         f"{found.events} events folded, {len(found.transitions)} transitions"
     )
     if found.transcript_gone:
-        print(f"  (transcript gone: {found.transcript_gone}; spool and ledger only)")
+        _say(f"  (transcript gone: {found.transcript_gone}; spool and ledger only)")
     for t in found.transitions:
         task = t.task_state + (f" ({t.task_reason})" if t.task_reason else "")
-        print(
+        _say(
             f"  {_when(t.at)}  {t.channel:<8} {t.source:<28} {t.event:<28} "
             f"-> {t.state}/{t.activity}, task {task}"
         )
@@ -961,7 +971,7 @@ def _cmd_install(args: argparse.Namespace) -> int:
         return EXIT_OK
     for done in report.files:
         kept = f" (the file as it was: {done.backup})" if done.backup else ""
-        print(f"{done.action}: {done.path}{kept}")
+        _say(f"{done.action}: {done.path}{kept}")
     return EXIT_OK
 
 
@@ -1333,10 +1343,21 @@ def _index_summary(report: agentspool.IndexReport) -> str:
     )
 
 
+def _index_warnings(report: agentspool.IndexReport, store: str | None) -> None:
+    if report.tightened:
+        where = store or agentspool.default_store_path()
+        print(
+            f"agentspool: warning: history store {where} could be read by others "
+            f"({report.tightened}); made private (0600, dir 0700)",
+            file=sys.stderr,
+        )
+    for error in report.errors:
+        print(f"agentspool: {one_line(error)}", file=sys.stderr)
+
+
 def _cmd_index(args: argparse.Namespace) -> int:
     report = _index(args.store, forget_gone=args.forget_gone)
-    for error in report.errors:
-        print(f"agentspool: {error}", file=sys.stderr)
+    _index_warnings(report, args.store)
     if args.json:
         _print_json(report)
     else:
@@ -1348,8 +1369,10 @@ def _index_quietly(store: str | None) -> None:
     """Bring the store up to date before reading it; another indexer at work: read it
     as it is. A file that could not be read is one line on stderr."""
     report = _index(store, wait=False)
-    for error in report.errors:
-        print(f"agentspool: {error}", file=sys.stderr)
+    _index_warnings(report, store)
+
+
+_BOLD_ON, _BOLD_OFF = "\ue000", "\ue001"
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
@@ -1359,7 +1382,9 @@ def _cmd_search(args: argparse.Namespace) -> int:
     if not args.no_index:
         _index_quietly(args.store)
     terminal = not args.json and sys.stdout.isatty()
-    marks = ("\x1b[1m", "\x1b[22m") if terminal else ("«", "»")
+    # Private-use stand-ins, turned into bold only after the snippet is made safe: the
+    # snippet's own text can hold any escape sequence.
+    marks = (_BOLD_ON, _BOLD_OFF) if terminal else ("«", "»")
     hits = agentspool.search_history(
         text, store=args.store, limit=args.limit, provider=args.provider, marks=marks
     )
@@ -1367,9 +1392,10 @@ def _cmd_search(args: argparse.Namespace) -> int:
         _print_json(hits)
         return EXIT_OK
     if not hits:
-        print(f"agentspool: no record holds {text!r}", file=sys.stderr)
+        _say(f"agentspool: no record holds {text!r}", file=sys.stderr)
     for hit in hits:
-        print(_hit_line(hit))
+        line = one_line(_hit_line(hit))
+        print(line.replace(_BOLD_ON, "\x1b[1m").replace(_BOLD_OFF, "\x1b[22m"))
     return EXIT_OK
 
 
@@ -1475,7 +1501,8 @@ def _write_traceback(exc: BaseException) -> str:
     import traceback
 
     fd, path = tempfile.mkstemp(prefix="agentspool-traceback-", suffix=".txt")
-    with open(fd, "w", encoding="utf-8") as fh:
+    # backslashreplace: argv may hold bytes that are not UTF-8 (surrogates here)
+    with open(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(f"agentspool {agentspool.__version__}: {' '.join(sys.argv)}\n")
         fh.writelines(traceback.format_exception(exc))
     return path
@@ -1498,7 +1525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except (AgentspoolError, OSError) as exc:
-        print(f"agentspool: {exc}", file=sys.stderr)
+        _say(f"agentspool: {exc}", file=sys.stderr)
         return exit_code(exc)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -1507,7 +1534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = f"traceback in {_write_traceback(exc)}"
         except OSError as write_error:
             where = f"(the traceback could not be written: {write_error})"
-        print(f"agentspool: internal error {type(exc).__name__}: {exc}; {where}", file=sys.stderr)
+        _say(f"agentspool: internal error {type(exc).__name__}: {exc}; {where}", file=sys.stderr)
         return EXIT_INTERNAL
     return code
 

@@ -23,7 +23,6 @@ wrapped and carry no colour.
 from __future__ import annotations
 
 import contextlib
-import re
 import shlex
 from collections.abc import Iterable
 from datetime import datetime
@@ -34,6 +33,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentspool import Usage
+from agentspool.cli._terminal import safe
 
 if TYPE_CHECKING:
     from agentspool import Message, SessionView, SubagentGroup
@@ -354,19 +354,6 @@ def _plan(tool_input: dict[str, Any]) -> list[str]:
 # C0 controls but newline and tab, DEL, and C1 controls: an escape sequence in a
 # transcript (a command's coloured output) must reach the terminal as text, never as a
 # command to it.
-_CONTROLS = {
-    **{chr(c): f"^{chr(c + 64)}" for c in range(32) if chr(c) not in "\n\t"},
-    "\x7f": "^?",
-    **dict.fromkeys(map(chr, range(0x80, 0xA0)), "\ufffd"),
-}
-_CONTROL = re.compile("[" + re.escape("".join(_CONTROLS)) + "]")
-
-
-def safe(text: str) -> str:
-    """``text`` with every control character but newline and tab made visible."""
-    return _CONTROL.sub(lambda found: _CONTROLS[found.group()], text)
-
-
 def _clip(line: str) -> str:
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…"
 

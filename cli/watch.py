@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 import agentspool
 import agentspool.follow
 from agentspool import RunChange, RunFollower, RunSummary
+from agentspool.cli._terminal import one_line
 
 # The loop and its events are the public API's (``agentspool.RunFollower``), shared with
 # ``agentspool serve``; here: what only this command does with them.
@@ -35,24 +37,45 @@ Change = RunChange
 class Follower(RunFollower):
     """A ``RunFollower`` that can also run the operator's ``--on-wait`` command."""
 
-    _children: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _children: list[threading.Thread] = field(default_factory=list)
+    dropped: int = 0
+    """``--on-wait`` commands not started: ``MAX_ON_WAIT`` were still running."""
 
     def on_wait(self, run: RunSummary, command: str) -> None:
-        """Run ``command`` (a shell line) with the run's JSON on stdin; never wait on it."""
+        """Run ``command`` (a shell line) with the run's JSON on stdin, off the refresh
+        path: a thread starts it and feeds it. A command that does not read its stdin
+        blocks its own thread once the JSON outgrows the pipe (64 KiB), never the
+        watch; at most ``MAX_ON_WAIT`` run at once (more are dropped and counted)."""
         import msgspec
 
-        self._children = [c for c in self._children if c.poll() is None]
+        self._children = [t for t in self._children if t.is_alive()]
+        if len(self._children) >= MAX_ON_WAIT:
+            self.dropped += 1
+            return
+        data = msgspec.json.encode(run) + b"\n"
+        thread = threading.Thread(target=_feed, args=(command, data), name="on-wait", daemon=True)
+        thread.start()
+        self._children.append(thread)
+
+
+MAX_ON_WAIT = 16
+
+
+def _feed(command: str, data: bytes) -> None:
+    try:
         # The operator's own command line, as they typed it for --on-wait.
         child = subprocess.Popen(  # noqa: S602
             command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
         )
-        assert child.stdin is not None
-        try:
-            child.stdin.write(msgspec.json.encode(run) + b"\n")
-            child.stdin.close()
-        except OSError:
-            pass  # it did not read its stdin: its business
-        self._children.append(child)
+    except OSError:
+        return
+    assert child.stdin is not None
+    try:
+        child.stdin.write(data)
+        child.stdin.close()
+    except OSError:
+        pass  # it did not read its stdin: its business
+    child.wait()  # reaped here, so the thread lives as long as the command: the bound
 
 
 def notify(run: RunSummary) -> None:
@@ -104,6 +127,8 @@ def follow_lines(
     start = time.monotonic()
     while True:
         moved = follower.tick()
+        for warning in follower.new_warnings:  # one bad run: one line, once
+            sys.stderr.write(f"agentspool: warning: {one_line(warning)}\n")
         now = time.time()
         for change in moved:
             write(msgspec.json.encode(change.event(now)) + b"\n")

@@ -59,6 +59,7 @@ from agentspool.core.seam import (
     TranscriptHistory,
 )
 from agentspool.core.store import FileCursor, SessionStore
+from agentspool.spool.files import regular_fd
 
 __all__ = ["CHUNK", "FINGERPRINT", "IndexReport", "index_file", "index_history"]
 
@@ -97,6 +98,9 @@ class IndexReport(msgspec.Struct, kw_only=True):
     busy: bool = False
     """Another indexer held the store: this run did nothing (``wait=False``)."""
     errors: list[str] = []
+    tightened: str = ""
+    """The store was readable by others and was made private (``SessionStore.tightened``:
+    what its mode was)."""
 
 
 class _Planned(msgspec.Struct, kw_only=True):
@@ -166,7 +170,7 @@ def _opened(file: TranscriptFile) -> Iterator[int | None]:
     if file.within:
         yield None
         return
-    with open(file.path, "rb", buffering=0) as fh:
+    with open(regular_fd(file.path), "rb", buffering=0) as fh:
         yield fh.fileno()
 
 
@@ -355,7 +359,7 @@ def _same_bytes(path: str, cursor: FileCursor) -> bool:
     """Whether ``path`` holds, up to the cursor's offset, the bytes it parsed (an inode
     freed by a deleted file and taken by a new one does not)."""
     try:
-        with open(path, "rb", buffering=0) as fh:
+        with open(regular_fd(path), "rb", buffering=0) as fh:
             fd = fh.fileno()
             if os.fstat(fd).st_size < cursor.offset:
                 return False
@@ -389,7 +393,7 @@ def index_history(
     """Bring ``store`` up to date with every transcript the adapters find (module
     docstring). ``wait=False``: if another indexer runs, do nothing (``busy``)."""
     started = time.monotonic()
-    report = IndexReport()
+    report = IndexReport(tightened=store.tightened)
     with _run_lock(store, wait=wait) as held:
         if not held:
             report.busy = True

@@ -24,6 +24,7 @@ from agentspool.core.seam import (
     TaskState,
 )
 from agentspool.errors import RuntimeDirError
+from agentspool.spool.files import regular_fd
 from agentspool.spool.layout import PROVIDER_FILE, private_dir_problem
 from agentspool.spool.write import run_id_problem
 
@@ -66,8 +67,8 @@ def provider_of(runtime_dir: str, run_id: str, providers: Iterable[str]) -> str:
 
 def _provider_of(dir_fd: int, name: str, providers: list[str]) -> str:
     try:
-        fd = os.open(f"{name}/{PROVIDER_FILE}", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
-    except OSError:
+        fd = regular_fd(f"{name}/{PROVIDER_FILE}", dir_fd=dir_fd, nofollow=True)
+    except OSError:  # missing, or not a file (a FIFO there must not block the listing)
         fd = -1
     if fd >= 0:
         with os.fdopen(fd, "rb") as fh:

@@ -47,8 +47,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from types import TracebackType
 from typing import Any
@@ -355,13 +356,107 @@ class FileCursor(msgspec.Struct, frozen=True, kw_only=True):
     """The adapter's parse state at ``offset`` (opaque here; ``b""``: none)."""
 
 
+# SQLite's primary result codes (``sqlite_errorcode & 0xff``) a user can act on.
+_BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 6, 8, 10, 11, 13, 14, 26
+
+
+def store_error(path: str, exc: BaseException) -> StoreError:
+    """What an ``sqlite3`` failure means for the store, as one ``StoreError``."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    detail = str(exc)
+    if code == _FULL or "disk is full" in detail:
+        problem = "disk full: nothing more was written; free some space and run it again"
+    elif code in (_CORRUPT, _NOTADB):
+        problem = f"damaged ({detail}); move it aside and run `agentspool index` to build it anew"
+    elif code in (_BUSY, _LOCKED):
+        problem = f"busy: another process holds it ({detail}); try again"
+    elif code == _READONLY:
+        problem = f"read-only ({detail})"
+    elif code in (_IOERR, _CANTOPEN):
+        problem = f"cannot be read or written ({detail})"
+    elif isinstance(exc, UnicodeEncodeError):
+        problem = "given text that is not valid Unicode (a non-UTF-8 argument?)"
+    else:
+        problem = detail
+    return StoreError(path, problem)
+
+
+_FAILURES = (sqlite3.Error, UnicodeEncodeError)
+"""What the database layer raises: SQLite's own errors, and a string it cannot encode."""
+
+
+class _Rows:
+    """A cursor whose failures (rows are read lazily: a damaged page shows up while
+    iterating) are ``StoreError``s."""
+
+    def __init__(self, cursor: sqlite3.Cursor, path: str) -> None:
+        self._cursor = cursor
+        self._path = path
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        return self._cursor.lastrowid
+
+    def fetchone(self) -> Any:
+        try:
+            return self._cursor.fetchone()
+        except _FAILURES as exc:
+            raise store_error(self._path, exc) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return self._cursor.fetchall()
+        except _FAILURES as exc:
+            raise store_error(self._path, exc) from None
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            try:
+                row = next(self._cursor)
+            except StopIteration:
+                return
+            except _FAILURES as exc:
+                raise store_error(self._path, exc) from None
+            yield row
+
+
+class _Database:
+    """The store's connection: every SQLite failure comes out as one ``StoreError``
+    (disk full, damaged, busy: ``store_error``), never as ``sqlite3.*``."""
+
+    def __init__(self, db: sqlite3.Connection, path: str) -> None:
+        self.raw = db
+        self._path = path
+
+    def execute(self, sql: str, values: Any = ()) -> _Rows:
+        try:
+            return _Rows(self.raw.execute(sql, values), self._path)
+        except _FAILURES as exc:
+            raise store_error(self._path, exc) from None
+
+    def executemany(self, sql: str, values: Iterable[Any]) -> _Rows:
+        try:
+            return _Rows(self.raw.executemany(sql, values), self._path)
+        except _FAILURES as exc:
+            raise store_error(self._path, exc) from None
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.in_transaction
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 class Ingest:
     """One file's ingest, inside one transaction (``SessionStore.ingest``): records and
     cursor are written together or not at all."""
 
-    def __init__(
-        self, db: sqlite3.Connection, path: str, session: int, cursor: FileCursor | None
-    ) -> None:
+    def __init__(self, db: _Database, path: str, session: int, cursor: FileCursor | None) -> None:
         self._db = db
         self._path = path
         self.session = session
@@ -460,14 +555,18 @@ class SessionStore:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        if path != ":memory:" and not os.path.exists(path):
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        self.tightened = ""
+        """What ``__init__`` tightened (``"mode 644"``) of a store others could read: a
+        restored backup, an old umask. The CLI says so in one line."""
+        if path != ":memory:":
+            self.tightened = _private_file(path)
         self._written = 0
         try:
             # Transactions are explicit (``_transaction``): DDL is then atomic too.
-            self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+            raw = sqlite3.connect(path, timeout=10.0, isolation_level=None)
         except sqlite3.Error as exc:
-            raise StoreError(path, str(exc)) from None
+            raise store_error(path, exc) from None
+        self._db = _Database(raw, path)
         try:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -475,11 +574,8 @@ class SessionStore:
             self._db.execute("PRAGMA journal_size_limit = 67108864")
             with self._transaction():
                 self._open_schema()
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise StoreError(path, str(exc)) from None
         except BaseException:
-            self._db.close()
+            raw.close()
             raise
 
     def _open_schema(self) -> None:
@@ -503,18 +599,16 @@ class SessionStore:
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One write transaction, taken at once (no lock upgrade that could deadlock)."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:  # busy past the timeout, read-only, damaged
-            raise StoreError(self.path, str(exc)) from None
+        self._db.execute("BEGIN IMMEDIATE")  # busy past the timeout, read-only, damaged
         try:
             yield
             self._db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._db.execute("ROLLBACK")
-            raise StoreError(self.path, str(exc)) from None
         except BaseException:
-            self._db.execute("ROLLBACK")
+            # SQLite has already rolled back after some failures (a full disk): a second
+            # rollback would raise "no transaction is active" over the real error.
+            if self._db.in_transaction:
+                with suppress(sqlite3.Error):
+                    self._db.raw.execute("ROLLBACK")
             raise
 
     def _migrate(self, version: int) -> None:
@@ -711,8 +805,8 @@ class SessionStore:
         ``save``), a prefix of a file path (a directory), a session id or a prefix of
         one. Main sessions first, then subagents; each group most recently updated
         first."""
-        if not ref:
-            return []
+        if not ref or not _encodable(ref):
+            return []  # a non-UTF-8 argument: no key or id stored can be it
         escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self._db.execute(
             f"{_SELECT_SESSIONS} WHERE key = ? OR path LIKE ? ESCAPE '\\' "
@@ -770,8 +864,8 @@ class SessionStore:
         ``*`` is a prefix), best first (bm25), at most ``limit``. The snippet is about
         ``words`` tokens around the match, the matched words between ``marks``."""
         query = match_query(text)
-        if not query:
-            return []
+        if not query or not _encodable(text):
+            return []  # indexed text is valid Unicode: a non-UTF-8 word matches nothing
         where = "search MATCH ?"
         values: list[object] = [marks[0], marks[1], words, query]
         if provider is not None:
@@ -813,6 +907,44 @@ class SessionStore:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _private_file(path: str) -> str:
+    """Create ``path`` 0600 if missing; tighten this user's store (and its WAL and
+    shared-memory files) that group or others could read; refuse one that is not a
+    regular file of this user. Returns what was tightened (``""``: nothing)."""
+    flags = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    tightened = ""
+    for name in (path, path + "-wal", path + "-shm"):
+        try:
+            fd = os.open(name, flags if name == path else flags & ~os.O_CREAT, 0o600)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreError(path, f"{name} cannot be opened: {exc.strerror}") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise StoreError(path, f"{name} is not a regular file; refused")
+            if st.st_uid != os.getuid():
+                raise StoreError(
+                    path, f"{name} is owned by uid {st.st_uid}, not {os.getuid()}; refused"
+                )
+            if st.st_mode & 0o077:
+                os.fchmod(fd, 0o600)  # every conversation is in it
+                if name == path:
+                    tightened = f"mode {stat.S_IMODE(st.st_mode):o}"
+        finally:
+            os.close(fd)
+    return tightened
 
 
 def _session(row: Iterable[Any]) -> StoredSession:

@@ -126,7 +126,7 @@ def _wrapped_run(agent_pid: int, provider: str) -> tuple[str, str, int]:
     runtime_dir = write.default_runtime_dir(environ)
     dir_fd = write.open_run_dir(runtime_dir + "/" + run_id)
     try:
-        fd = posix.open(write.PROVIDER_FILE, posix.O_RDONLY | posix.O_NOFOLLOW, dir_fd=dir_fd)
+        fd = write.open_to_read(write.PROVIDER_FILE, dir_fd)  # a FIFO there must not block
         try:
             written = posix.read(fd, 256).strip()
         finally:
@@ -213,8 +213,15 @@ def run(
     return 0
 
 
+def _one_line(text: str) -> str:
+    """``text`` with control characters escaped: a run id or event from the environment
+    or argv (a newline in ``AGENTSPOOL_RUN_ID``) must not split a log line in two, nor
+    forge the next one. Only faults pay for it."""
+    return "".join(c if " " <= c != "\x7f" else repr(c)[1:-1] for c in text)
+
+
 def _log_fault(dir_fd: int, runtime_dir: str, run_id: str, event: str, exc: BaseException) -> None:
-    line = f"pid={posix.getpid()} event={event} {type(exc).__name__}: {exc}\n"
+    line = _one_line(f"pid={posix.getpid()} event={event} {type(exc).__name__}: {exc}") + "\n"
     stamp = f"{time.time():.3f} "
     # A swept run's own log goes with the run: a refused write is noted where it stays.
     if dir_fd >= 0 and not isinstance(exc, write.RunSweptError):
@@ -227,7 +234,9 @@ def _log_fault(dir_fd: int, runtime_dir: str, run_id: str, event: str, exc: Base
         if runtime_dir:
             root = write.open_private_dir(runtime_dir)
             try:
-                write.append_capped(root, write.RUNTIME_FAULT_LOG, f"{stamp}run={run_id} {line}")
+                write.append_capped(
+                    root, write.RUNTIME_FAULT_LOG, f"{stamp}run={_one_line(run_id)} {line}"
+                )
             finally:
                 posix.close(root)
     except BaseException:  # noqa: BLE001, S110 - nowhere left to report; stay silent

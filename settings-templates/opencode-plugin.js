@@ -37,7 +37,9 @@ const HEAD_BYTES = 48 * 1024;
 const FAULT_LOG_CAP = 64 * 1024;
 const SWEEP_MARK = 0o1000;
 const C = fs.constants;
-const APPEND = C.O_WRONLY | C.O_APPEND | C.O_CREAT | C.O_NOFOLLOW | C.O_CLOEXEC;
+// O_NONBLOCK: a FIFO planted where a file should be would block the open, and OpenCode
+// with it, until someone read it; the fstat after the open refuses all but a regular file.
+const APPEND = C.O_WRONLY | C.O_APPEND | C.O_CREAT | C.O_NOFOLLOW | C.O_CLOEXEC | C.O_NONBLOCK;
 
 const CRC_TABLE = (() => {
   const table = new Int32Array(256);
@@ -142,28 +144,32 @@ function frame(event, body, pid) {
   ]);
 }
 
-function appendTo(path, data) {
+// Append to this user's own regular file (not a FIFO, a device, another's file); `cap`:
+// only while it holds fewer bytes.
+function appendTo(path, data, cap = Infinity) {
   const fd = fs.openSync(path, APPEND, 0o600);
   try {
     const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${path}: not a regular file`);
     if (st.uid !== process.getuid() || st.mode & 0o022) throw new Error(`${path}: not private`);
-    fs.writeSync(fd, data);
+    if (st.size < cap) fs.writeSync(fd, data);
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function logFault(runDir, error) {
+// A fault is noted in the run's hooks.log only when both dirs pass the check a record
+// must pass (ADR 0013): a line written into a dir another account controls is evidence
+// written there, and its hooks.log may be anything that account put there.
+function logFault(runtimeDir, runDir, error) {
   try {
-    const path = `${runDir}/hooks.log`;
-    let size = 0;
-    try {
-      size = fs.lstatSync(path).size;
-    } catch {}
-    if (size < FAULT_LOG_CAP) {
-      const line = `${(Date.now() / 1000).toFixed(3)} pid=${process.pid} plugin ${error}\n`;
-      appendTo(path, Buffer.from(line, "utf8"));
-    }
+    checkDir(runtimeDir, false);
+    checkDir(runDir, true);
+    const line = `${(Date.now() / 1000).toFixed(3)} pid=${process.pid} plugin ${error}`;
+    // One line whatever the error says (control characters escaped).
+    const hex = (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+    const safe = line.replace(/[\x00-\x1f\x7f]/g, hex);
+    appendTo(`${runDir}/hooks.log`, Buffer.from(`${safe}\n`, "utf8"), FAULT_LOG_CAP);
   } catch {}
 }
 
@@ -201,15 +207,15 @@ export const AgentspoolSpool = async (input) => {
 
   function write(event, body) {
     try {
-      if (!ARMED) {
-        makeDir(runtimeDir); // only an installed plugin creates its run (ADR 0017)
-        makeDir(runDir);
-      }
+      // Only an installed plugin creates its run (ADR 0017), and only inside a runtime
+      // dir that passed the check: never a dir in one another account made first.
+      if (!ARMED) makeDir(runtimeDir);
       checkDir(runtimeDir, false);
+      if (!ARMED) makeDir(runDir);
       checkDir(runDir, true);
       appendTo(spool, frame(event, body, process.pid));
     } catch (error) {
-      logFault(runDir, error);
+      logFault(runtimeDir, runDir, error);
     }
   }
 
@@ -226,7 +232,7 @@ export const AgentspoolSpool = async (input) => {
       }),
     );
   } catch (error) {
-    logFault(runDir, error);
+    logFault(runtimeDir, runDir, error);
   }
 
   return {
@@ -236,7 +242,7 @@ export const AgentspoolSpool = async (input) => {
         seen.last = event;
         write(event.type.replaceAll(".", "_"), JSON.stringify(event.properties ?? {}));
       } catch (error) {
-        logFault(runDir, error);
+        logFault(runtimeDir, runDir, error);
       }
     },
   };

@@ -3,7 +3,55 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
+from io import BufferedReader
+
+from agentspool.errors import NotRegularFileError
+
+# Opening a FIFO for reading blocks until a writer comes; O_NONBLOCK returns at once, and
+# the fstat that follows turns away anything but a regular file (ADR 0037).
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def file_kind(mode: int) -> str:
+    """What ``mode`` (``st_mode``) says a path is, in words."""
+    for test, kind in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symlink"),
+    ):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def check_regular_fd(fd: int, path: str) -> os.stat_result:
+    """``fd``'s stat if it is a regular file; else close it, ``NotRegularFileError``."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRegularFileError(path, file_kind(st.st_mode))
+    return st
+
+
+def regular_fd(path: str, *, dir_fd: int | None = None, nofollow: bool = False) -> int:
+    """A descriptor on ``path`` for reading if it is a regular file: never blocks on a
+    FIFO, never reads a directory or a device (``NotRegularFileError``, an ``OSError``).
+    ``nofollow``: a symlink there is refused too (``ELOOP``)."""
+    fd = os.open(path, _READ_FLAGS | (os.O_NOFOLLOW if nofollow else 0), dir_fd=dir_fd)
+    check_regular_fd(fd, path)
+    return fd
+
+
+def open_regular(path: str) -> BufferedReader:
+    """``regular_fd`` as a buffered binary file (``open(regular_fd(p), "rb",
+    buffering=0)`` for a raw one)."""
+    return open(regular_fd(path), "rb")
 
 
 def write_private_file(

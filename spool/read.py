@@ -156,7 +156,9 @@ class SpoolReader:
         if dir_fd is None:
             return None
         try:
-            return os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            # O_NONBLOCK: a FIFO in place of the spool must not hold the reader (ADR 0037).
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            return os.open(self.name, flags, dir_fd=dir_fd)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:

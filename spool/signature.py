@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import binascii
 import os
+import stat
 from collections.abc import Iterable
 
-from agentspool.spool.layout import DIR_FLAGS, open_run_dir_to_read
-from agentspool.spool.write import EVENTS_FILE, run_id_problem
+from agentspool.errors import RuntimeDirError
+from agentspool.spool.layout import DIR_FLAGS, foreign_write_problem, open_run_dir_to_read
+from agentspool.spool.write import EVENTS_FILE, LEDGER_FILE, run_id_problem
+
+_EVIDENCE = frozenset((EVENTS_FILE, LEDGER_FILE))
 
 ABSENT = "absent"
 
@@ -63,7 +67,22 @@ def spool_sig(run_id: str, runtime_dir: str) -> str:
     if dir_fd is None:
         return ABSENT
     try:
-        entries = entry_stats(dir_fd)
+        entries = []
+        for entry in os.scandir(dir_fd):
+            if entry.name.startswith("."):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            if entry.name in _EVIDENCE and stat.S_ISREG(st.st_mode):
+                # What a read refuses, a signature does not vouch for (ADR 0013): the same
+                # check SpoolReader makes, on the stat taken here anyway.
+                problem = foreign_write_problem(st)
+                if problem is not None:
+                    raise RuntimeDirError(
+                        os.path.abspath(runtime_dir),
+                        f"run dir {run_id}: {entry.name} {problem}; refused",
+                    )
+            entries.append((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
+        entries.sort()
     finally:
         os.close(dir_fd)
     crc = 0

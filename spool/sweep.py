@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from agentspool.spool.files import regular_fd
 from agentspool.spool.layout import (
     DEFAULT_MIN_IDLE,
     PROVIDER_FILE,
@@ -260,7 +261,7 @@ def _is_file(path: str) -> bool:
 
 
 def _copy_exclusive(src: str, target: str) -> None:
-    with open(os.open(src, os.O_RDONLY | os.O_NOFOLLOW), "rb") as source:
+    with open(regular_fd(src, nofollow=True), "rb") as source:  # a FIFO must not block
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             with open(fd, "wb") as out:

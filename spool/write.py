@@ -42,7 +42,14 @@ _RUN_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 
 _EVENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
-_APPEND = posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT | posix.O_CLOEXEC | posix.O_NOFOLLOW
+# O_NONBLOCK: a FIFO planted where a file should be would otherwise block the open (and
+# the agent behind it) until a reader came; with it the open fails (ENXIO) or returns at
+# once, and the fstat that follows refuses anything but a regular file (ADR 0037).
+_APPEND = (
+    posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT | posix.O_CLOEXEC | posix.O_NOFOLLOW
+) | posix.O_NONBLOCK
+_REGULAR = 0o100000
+_READ = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_CLOEXEC | posix.O_NONBLOCK
 _DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
 _CHUNK = 1 << 20
 
@@ -54,6 +61,28 @@ SWEEP_MARK = 0o1000
 
 class RunSweptError(FileNotFoundError):
     """The run dir is being (or was) swept: nothing may be appended to it any more."""
+
+
+class NotRegularError(OSError):
+    """Opened something that is not this user's regular file (a FIFO, a device, another
+    account's file): nothing is read from or written to it."""
+
+
+def check_regular(fd: int, name: str) -> int:
+    """``fd`` if it is this user's regular file; else close it, ``NotRegularError``."""
+    st = posix.fstat(fd)
+    if st.st_mode & 0o170000 != _REGULAR or st.st_uid != posix.getuid():
+        posix.close(fd)
+        raise NotRegularError(
+            f"{name}: not a regular file of this user (mode {st.st_mode:o}, uid {st.st_uid})"
+        )
+    return fd
+
+
+def open_to_read(name: str, dir_fd: int | None = None) -> int:
+    """``name`` opened for reading without blocking (a FIFO would block a plain open) and
+    checked: this user's regular file (``check_regular``); never through a symlink."""
+    return check_regular(posix.open(name, _READ, dir_fd=dir_fd), name)
 
 
 def default_runtime_dir(environ: dict[bytes, bytes]) -> str:
@@ -136,12 +165,29 @@ def frame(  # noqa: PLR0917 - the record header's field order, called once per h
     """One whole record (header line, payload, newline) as bytes."""
     if not event or not _EVENT_CHARS.issuperset(event):
         raise ValueError(f"event name {event!r} is not [A-Za-z0-9_]+")
+    if b"\x1e" in payload:
+        payload, cut = _escape_magic(payload, cut)
     header = (
         f"AS1 {event} {time.monotonic_ns()} {time.time_ns()} {pid} {agent_pid} "
         f"{'-' if cut < 0 else cut} {orig_len} {len(payload)}"
     ).encode("ascii")
     crc = binascii.crc32(payload, binascii.crc32(header))
     return b"\x1e" + header + b" %08x\n" % crc + payload + b"\n"
+
+
+def _escape_magic(payload: bytes, cut: int) -> tuple[bytes, int]:
+    """``payload`` with every 0x1e byte (the magic's first) written as JSON's ``\\u001e``.
+
+    A record torn short (ENOSPC, a size limit, a kill) makes the reader resynchronise on
+    the next magic; were that inside the torn payload, a record someone wrote into a
+    prompt or a file the agent read would be read as evidence. With no 0x1e in any
+    payload the next magic is always a record's. JSON, which every CLI sends, never holds
+    a raw 0x1e (control characters are escaped in strings and invalid outside them), so
+    a CLI's payload is unchanged; only bytes that were not JSON change (ADR 0038)."""
+    if cut < 0:
+        return payload.replace(b"\x1e", b"\\u001e"), cut
+    head = payload[:cut].replace(b"\x1e", b"\\u001e")
+    return head + payload[cut:].replace(b"\x1e", b"\\u001e"), len(head)
 
 
 def open_private_dir(path: str, dir_fd: int | None = None, shut: int = 0o022) -> int:
@@ -197,7 +243,7 @@ def append(dir_fd: int, name: str, data: bytes) -> None:
     each (``lockf`` is in ``posix``; ``flock`` would need ``fcntl``, a ~0.4 ms load).
     Appends of one run queue on the lock for the length of one ``write(2)``.
     """
-    fd = posix.open(name, _APPEND, 0o600, dir_fd=dir_fd)
+    fd = check_regular(posix.open(name, _APPEND, 0o600, dir_fd=dir_fd), name)
     try:
         posix.lockf(fd, posix.F_LOCK, 0)
         if posix.fstat(dir_fd).st_mode & SWEEP_MARK:
@@ -213,7 +259,10 @@ def append_capped(dir_fd: int, name: str, text: str, cap: int = FAULT_LOG_CAP) -
     """Append a line to a log unless the log already holds ``cap`` bytes."""
     fd = posix.open(name, _APPEND, 0o600, dir_fd=dir_fd)
     try:
-        if posix.fstat(fd).st_size < cap:
+        st = posix.fstat(fd)
+        if st.st_mode & 0o170000 != _REGULAR or st.st_uid != posix.getuid():
+            return  # a FIFO or another's file where the log should be: nowhere to note it
+        if st.st_size < cap:
             posix.write(fd, text.encode("utf-8", "replace"))
     finally:
         posix.close(fd)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shlex
+import shutil
 import subprocess
-from collections.abc import Callable, Mapping
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,3 +142,65 @@ def assert_silent_success(proc: subprocess.CompletedProcess[bytes]) -> None:
 @pytest.fixture
 def silent() -> Callable[[subprocess.CompletedProcess[bytes]], None]:
     return assert_silent_success
+
+
+ADVERSARY = "agentspool-adversary"
+
+
+@dataclass
+class Adversary:
+    """A second local account, for what another user of the machine can do (issue 22)."""
+
+    name: str
+    uid: int
+    gid: int
+
+    def run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """``argv`` run as this account (``runuser``), from ``/``."""
+        return subprocess.run(
+            ["runuser", "-u", self.name, "--", *argv],
+            capture_output=True,
+            text=True,
+            cwd="/",
+            check=check,
+            timeout=60,
+        )
+
+    def sh(self, script: str) -> subprocess.CompletedProcess[str]:
+        return self.run("sh", "-c", script)
+
+
+@pytest.fixture(scope="session")
+def adversary() -> Adversary:
+    """The account ``agentspool-adversary``, created if missing (idempotent: a fresh CI
+    machine runs as root); skipped with the reason where this process cannot."""
+    if os.getuid() != 0:
+        pytest.skip("a second local account needs root (useradd, runuser)")
+    for tool in ("useradd", "runuser"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"a second local account needs {tool}, not installed")
+    try:
+        entry = pwd.getpwnam(ADVERSARY)
+    except KeyError:
+        proc = subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ADVERSARY],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode not in (0, 9):  # 9: created meanwhile by another process
+            pytest.skip(f"useradd {ADVERSARY} failed: {proc.stderr.strip()}")
+        entry = pwd.getpwnam(ADVERSARY)
+    return Adversary(ADVERSARY, entry.pw_uid, entry.pw_gid)
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A dir like ``/tmp`` (sticky, anyone may create in it) that both accounts reach:
+    pytest's own tmp dirs are private to this user."""
+    path = tempfile.mkdtemp(prefix="agentspool-shared-", dir="/tmp")
+    os.chmod(path, 0o1777)
+    try:
+        yield Path(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

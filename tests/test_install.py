@@ -298,18 +298,23 @@ def test_an_older_install_is_updated_in_place_and_still_uninstalled(tmp_path: Pa
     assert settings.read_text() == original
 
 
-def test_a_symlinked_settings_file_stays_a_symlink(tmp_path: Path) -> None:
+def test_a_symlinked_settings_file_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    """Install writes through no symlink it did not make (issue 22): a dotfile linked in
+    is installed into by naming its real directory."""
     dotfiles = tmp_path / "dotfiles"
     dotfiles.mkdir()
-    (dotfiles / "claude.json").write_text('{"model": "opus"}\n')
+    (dotfiles / "settings.json").write_text('{"model": "opus"}\n')
     home = tmp_path / "claude"
     home.mkdir()
-    (home / "settings.json").symlink_to(dotfiles / "claude.json")
-    agentspool.install("claude-code", directory=str(home))
-    assert (home / "settings.json").is_symlink()
-    assert "hooks" in json.loads((dotfiles / "claude.json").read_text())
-    agentspool.uninstall("claude-code", directory=str(home))
-    assert (dotfiles / "claude.json").read_text() == '{"model": "opus"}\n'
+    (home / "settings.json").symlink_to(dotfiles / "settings.json")
+    with pytest.raises(agentspool.SettingsError, match=r"is a symlink .*left untouched"):
+        agentspool.install("claude-code", directory=str(home))
+    assert (dotfiles / "settings.json").read_text() == '{"model": "opus"}\n'
+    assert sorted(os.listdir(dotfiles)) == ["settings.json"]
+    agentspool.install("claude-code", directory=str(dotfiles))
+    assert "hooks" in json.loads((dotfiles / "settings.json").read_text())
+    agentspool.uninstall("claude-code", directory=str(dotfiles))
+    assert (dotfiles / "settings.json").read_text() == '{"model": "opus"}\n'
 
 
 # -- the installed command ------------------------------------------------------------------

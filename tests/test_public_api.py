@@ -38,6 +38,7 @@ PINNED = [
     "InstallScope",
     "InstalledFile",
     "Message",
+    "NotRegularFileError",
     "PendingApproval",
     "PendingDialog",
     "Replay",
@@ -126,7 +127,7 @@ def test_every_name_resolves_and_every_function_says_what_it_does() -> None:
 def test_every_exception_is_one_tree() -> None:
     errors = [getattr(agentspool, n) for n in PINNED if n.endswith("Error")]
     assert all(issubclass(e, agentspool.AgentspoolError) for e in errors)
-    assert len(errors) == 14
+    assert len(errors) == 15
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

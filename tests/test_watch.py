@@ -305,3 +305,45 @@ def test_a_reader_that_leaves_ends_watch_quietly(
         _hook(run, silent, "PermissionRequest", {**base, "tool_name": "Bash"})  # a next line
         assert proc.wait(timeout=30) == 0
         assert proc.stderr.read() == b""
+
+
+def test_an_on_wait_command_that_reads_nothing_stalls_no_other_run(
+    runtime_dir, make_claude_run, silent, tmp_path
+) -> None:
+    """Issue 22: a run whose JSON outgrows a pipe (64 KiB) handed to an ``--on-wait``
+    command that never reads its stdin: the watch goes on, and the next run's wait is
+    reported (and its command run) all the same."""
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    big = make_claude_run(runtime_dir, "big")
+    named = {"session_id": "s1", "transcript_path": str(transcript)}
+    wide = {**named, "cwd": "/" + "d" * 60_000}  # each payload under the 64 KiB cut
+    _hook(big, silent, "SessionStart", wide)
+    _hook(big, silent, "UserPromptSubmit", {**wide, "prompt_id": "p1", "prompt": "go"})
+    small = make_claude_run(runtime_dir, "small")
+    base = _working(small, silent, transcript, "s2")
+    fired = tmp_path / "fired"
+    # Reads nothing; notes the run it was started for by the second line of the shell.
+    command = f"sleep 0.2; echo started >> {fired}; sleep 30"
+    with subprocess.Popen(
+        [*WATCH, "--runtime-dir", runtime_dir, "--for", "60", "--on-wait", command],
+        stdout=subprocess.PIPE,
+    ) as proc:
+        try:
+            lines = Lines(proc)
+            assert {lines.next()["run_id"], lines.next()["run_id"]} == {"big", "small"}
+            ask = {"tool_name": "Bash", "tool_input": {"command": "x" * 60_000}}
+            _hook(big, silent, "PermissionRequest", {**named, "prompt_id": "p1", **ask})
+            first = lines.next()
+            assert (first["run_id"], first["state"]) == ("big", "needs_input")
+            _hook(small, silent, "PermissionRequest", {**base, "tool_name": "Bash"})
+            second = lines.next(timeout=10)  # the old watch sat in write(2) for good here
+            assert (second["run_id"], second["state"]) == ("small", "needs_input")
+            for _ in range(200):
+                if fired.exists() and fired.read_text().count("started") == 2:
+                    break
+                time.sleep(0.05)
+            assert fired.read_text().count("started") == 2
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)

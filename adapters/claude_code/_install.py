@@ -40,18 +40,26 @@ def groups() -> dict[str, dict[str, Any]]:
     return {event: entries[0] for event, entries in filled["hooks"].items()}
 
 
-def _edit(path: str, change: install.Edit) -> InstalledFile:
-    return install.edit_file(path, change, ours=install.text_holds_ours)
+def _edit(
+    path: str, change: install.Edit, scope: InstallScope, directory: str | None
+) -> InstalledFile:
+    # A cloned project's .claude may be a committed symlink: nothing is written through it.
+    root = os.path.abspath(directory or os.getcwd()) if scope == "project" else None
+    return install.edit_file(path, change, ours=install.text_holds_ours, root=root)
 
 
 def install_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:
     path = settings_path(scope, directory)
     wanted = groups()
-    done = _edit(path, lambda text, _backup: install.add_groups(text, path, wanted))
+    done = _edit(
+        path, lambda text, _backup: install.add_groups(text, path, wanted), scope, directory
+    )
     return InstallReport(provider=PROVIDER, scope=scope, files=[done])
 
 
 def uninstall_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:
     path = settings_path(scope, directory)
-    done = _edit(path, lambda text, backup: install.remove_groups(text, path, backup))
+    done = _edit(
+        path, lambda text, backup: install.remove_groups(text, path, backup), scope, directory
+    )
     return InstallReport(provider=PROVIDER, scope=scope, files=[done])

@@ -23,6 +23,7 @@ from agentspool.adapters.claude_code._install import config_dir
 from agentspool.adapters.claude_code._signals import NativeStatus, process_start
 from agentspool.adapters.common.subagents import head_lines
 from agentspool.core.seam import Session
+from agentspool.spool.files import open_regular
 
 _decode = msgspec.json.Decoder(NativeStatus).decode
 
@@ -37,7 +38,7 @@ def sessions(since: float) -> list[Session]:
     found: dict[str, Session] = {}
     for path in sorted(glob.glob(os.path.join(glob.escape(base), "sessions", "*.json"))):
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 status = _decode(fh.read())
         except (OSError, msgspec.DecodeError):
             continue  # mid-rewrite, or not a status file
@@ -149,7 +150,7 @@ def subagent_meta(transcript_path: str) -> SubagentMeta:
     """The meta file of a subagent's transcript; empty when missing or unreadable (the
     subagent is then shown without its spawning call)."""
     try:
-        with open(transcript_path.removesuffix(".jsonl") + ".meta.json", "rb") as fh:
+        with open_regular(transcript_path.removesuffix(".jsonl") + ".meta.json") as fh:
             return _decode_meta(fh.read())
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return SubagentMeta()

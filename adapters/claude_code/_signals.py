@@ -22,6 +22,7 @@ from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
+from agentspool.spool.files import open_regular
 from agentspool.spool.read import SpoolRecord
 
 # `waitingFor` values of sessions/<pid>.json; the binary maps "input needed" to a
@@ -236,7 +237,7 @@ def read_native(
     if started is None:
         return None, True
     try:
-        with open(native_path(transcript_path, pid), "rb") as fh:
+        with open_regular(native_path(transcript_path, pid)) as fh:
             raw = fh.read()
     except OSError:
         return None, False

@@ -27,7 +27,13 @@ import re
 import tomllib
 from typing import Any
 
-from agentspool.adapters.codex._lifecycle import codex_home, events, snake, trusted_hash
+from agentspool.adapters.codex._lifecycle import (
+    codex_home,
+    events,
+    snake,
+    timeout_for,
+    trusted_hash,
+)
 from agentspool.adapters.common import install, jsontext
 from agentspool.adapters.common.templates import toml_string
 from agentspool.core.seam import InstallReport, InstallScope
@@ -47,7 +53,13 @@ def _home(directory: str | None) -> str:
 def groups() -> dict[str, dict[str, Any]]:
     return {
         event: {
-            "hooks": [{"type": "command", "command": hook_command("codex", event, installed=True)}]
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": hook_command("codex", event, installed=True),
+                    "timeout": timeout_for(event),
+                }
+            ]
         }
         for event in events()
     }
@@ -59,9 +71,12 @@ def _group_hash(event: str, group: dict[str, Any]) -> str | None:
     if set(group) != {"hooks"} or not isinstance(handlers, list) or len(handlers) != 1:
         return None
     handler = handlers[0]
-    if set(handler) != {"type", "command"} or event not in events():
+    if set(handler) - {"timeout"} != {"type", "command"} or event not in events():
         return None
-    return trusted_hash(event, handler["command"])
+    timeout = handler.get("timeout")  # none: a group an older install wrote
+    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)):
+        return None
+    return trusted_hash(event, handler["command"], timeout)
 
 
 def _trust_for(hooks_path: str, text: str) -> dict[str, str]:
@@ -236,11 +251,8 @@ def _refuse_project(scope: InstallScope) -> None:
 
 
 def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
+    # Refuses a symlink, a FIFO, text that is not UTF-8, in one line (``install``).
+    return install.read_text(path)
 
 
 def install_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:
@@ -278,11 +290,11 @@ def uninstall_hooks(scope: InstallScope, directory: str | None = None) -> Instal
         for key, digest in _trust_for(hooks_path, hooks_text).items():
             ours.setdefault(key, set()).add(digest)
     # An entry for a group of ours the user already deleted from hooks.json: ours by hash.
-    current = {
-        snake(e): trusted_hash(e, hook_command("codex", e, installed=True)) for e in events()
-    }
-    for event_snake, digest in current.items():
-        ours.setdefault(f"{hooks_path}:{event_snake}:", set()).add(digest)
+    for event in events():
+        command = hook_command("codex", event, installed=True)
+        for timeout in (0, None):  # this install's, and an older one's without a timeout
+            key = f"{hooks_path}:{snake(event)}:"
+            ours.setdefault(key, set()).add(trusted_hash(event, command, timeout))
     config_done = install.edit_file(
         config_path,
         lambda text, backup: remove_trust(text, config_path, backup, ours),

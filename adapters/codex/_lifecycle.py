@@ -58,18 +58,35 @@ def snake(event: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
 
 
+def timeout_for(event: str) -> int:
+    """The ``timeout`` our hook for ``event`` is given: the template's (a hook that hung
+    would hold Codex for 600 s), 1 s for the events Codex clamps to 3 s anyway."""
+    if event in CLAMPED_TIMEOUT:
+        return CLAMPED_TIMEOUT[event]
+    timeout: int = tomllib.loads(template_text(TEMPLATE))["timeout"]
+    return timeout
+
+
 def hook_args() -> list[str]:
     args: list[str] = []
     for event in events():
         command = toml_string(hook_command("codex", event))
-        args += ["-c", f'hooks.{event}=[{{hooks=[{{type="command",command={command}}}]}}]']
+        handler = f'type="command",command={command},timeout={timeout_for(event)}'
+        args += ["-c", f"hooks.{event}=[{{hooks=[{{{handler}}}]}}]"]
     return args
 
 
-def trusted_hash(event: str, command: str | None = None) -> str:
-    """Codex 0.169.0's hash of a one-handler hook group with no matcher and no timeout
-    (empirical; see module doc): a ``-c`` group, or one of ours in ``hooks.json``."""
-    timeout = CLAMPED_TIMEOUT.get(event, DEFAULT_TIMEOUT)
+def trusted_hash(event: str, command: str | None = None, timeout: int | None = 0) -> str:
+    """Codex 0.169.0's hash of a one-handler hook group with no matcher (empirical; see
+    module doc): a ``-c`` group, or one of ours in ``hooks.json``. ``timeout``: the one
+    the handler gives (``0``: ours, ``timeout_for``; ``None``: none given, Codex's
+    effective default)."""
+    if timeout is None:
+        timeout = CLAMPED_TIMEOUT.get(event, DEFAULT_TIMEOUT)
+    elif timeout == 0:
+        timeout = timeout_for(event)
+    elif event in CLAMPED_TIMEOUT:
+        timeout = min(timeout, 3)  # what Codex clamps a given timeout of these to
     group = {
         "event_name": snake(event),
         "hooks": [
@@ -117,11 +134,12 @@ def _with_block(base: str, entries: list[str]) -> str:
 
 
 def _read_config(path: str) -> tuple[str, int]:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:  # keep \r\n as it is
-            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o777
-    except FileNotFoundError:
+    from agentspool.adapters.common import install  # refuses a FIFO, a symlink, non-UTF-8
+
+    data, mode = install.read_file(path)
+    if data is None:
         return "", 0o600
+    return install.decode(data, path), mode & 0o777  # \r\n kept as it is
 
 
 def trust(home: str | None = None) -> str:

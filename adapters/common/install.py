@@ -18,8 +18,10 @@ The rules every edit keeps (docs/adr/0016-install-into-user-settings.md):
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +29,7 @@ from agentspool.adapters.common import jsontext
 from agentspool.core.seam import InstalledFile
 from agentspool.errors import SettingsError
 from agentspool.spool.commands import is_installed_hook
-from agentspool.spool.files import write_private_file
+from agentspool.spool.files import file_kind, write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_runtime_dir
 
 BACKUP_SUFFIX = ".agentspool-backup"
@@ -40,18 +42,71 @@ Edit = Callable[[str | None, str | None], str | None]
 
 
 def _read(path: str) -> tuple[bytes | None, int]:
+    """The file's bytes and mode; ``None`` when there is none. Refuses (``SettingsError``)
+    a symlink and anything but a regular file: opened without following a link and
+    without blocking (a FIFO would hold install until someone wrote to it)."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o7777
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None, NEW_FILE_MODE
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _symlink_refused(path) from None
+        raise SettingsError(path, f"cannot be read: {exc.strerror}; left untouched") from None
+    with open(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = file_kind(st.st_mode)
+            raise SettingsError(path, f"is {kind}, not a regular file; left untouched")
+        return fh.read(), stat.S_IMODE(st.st_mode)
 
 
-def _decode(data: bytes, path: str) -> str:
+def _symlink_refused(path: str) -> SettingsError:
+    try:
+        target = f" (to {os.readlink(path)})"
+    except OSError:
+        target = ""
+    return SettingsError(
+        path,
+        f"is a symlink{target}; install writes through no symlink it did not make "
+        "(name the real file's directory instead); left untouched",
+    )
+
+
+def refuse_symlinks(path: str, root: str) -> None:
+    """Refuse ``path`` if a directory between ``root`` and it is a symlink: a project's
+    ``.claude`` committed as a link would have install edit whatever it points to."""
+    here = os.path.abspath(root)
+    for part in os.path.relpath(os.path.dirname(os.path.abspath(path)), here).split(os.sep):
+        if part in ("", "."):
+            continue
+        here = os.path.join(here, part)
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                raise _symlink_refused(here)
+        except FileNotFoundError:
+            return  # created by install, as a real dir
+
+
+read_file = _read
+
+
+def read_text(path: str) -> str | None:
+    """The file's text (``_read``, ``decode``); ``None`` when there is none."""
+    data, _ = _read(path)
+    return None if data is None else decode(data, path)
+
+
+def decode(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SettingsError(path, f"not UTF-8 at byte {exc.start}; left untouched") from None
+        at = exc.start
+        line = data.count(b"\n", 0, at) + 1
+        column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+        raise SettingsError(
+            path, f"not UTF-8 at line {line}, column {column} (byte {at}); left untouched"
+        ) from None
 
 
 def _lock_path(path: str) -> str:
@@ -61,27 +116,38 @@ def _lock_path(path: str) -> str:
     return os.path.join(ensure_runtime_dir(default_runtime_dir()), f".install-{digest}.lock")
 
 
-def edit_file(path: str, edit: Edit, *, ours: Callable[[str], bool]) -> InstalledFile:
+def edit_file(
+    path: str, edit: Edit, *, ours: Callable[[str], bool], root: str | None = None
+) -> InstalledFile:
     """Apply ``edit`` to ``path`` under a lock, atomically; report what happened.
 
-    ``ours(text)`` tells whether a text already holds our entries: the backup is taken
-    only from a file that holds none (the user's own), and it is removed once the file
-    is byte-identical to it again.
+    ``root``: the project dir a project-scope file is under; no dir between it and the
+    file may be a symlink. ``ours(text)`` tells whether a text already holds our
+    entries: the backup is taken only from a file that holds none (the user's own), and
+    it is removed once the file is byte-identical to it again.
     """
     from filelock import FileLock
 
     shown = os.path.abspath(path)
-    real = os.path.realpath(shown)  # a symlinked dotfile stays a symlink
+    if root is not None:
+        refuse_symlinks(shown, root)
+    real = shown  # never through a symlink at the file itself (``_read`` refuses one)
     backup = real + BACKUP_SUFFIX
     with FileLock(_lock_path(real)):
         for _ in range(ATTEMPTS):
             data, mode = _read(real)
-            text = None if data is None else _decode(data, shown)
+            text = None if data is None else decode(data, shown)
             backup_data, _ = _read(backup)
-            backup_text = None if backup_data is None else _decode(backup_data, backup)
+            backup_text = None if backup_data is None else decode(backup_data, backup)
             new = edit(text, backup_text)
             if new == text:
                 return InstalledFile(path=shown, action="unchanged")
+            if data is not None and not mode & 0o200:
+                # Made read-only on purpose (a managed or frozen file): the rename would
+                # replace it all the same; say so instead.
+                raise SettingsError(
+                    shown, f"is read-only (mode {mode:o}); left untouched (chmod u+w to allow)"
+                )
 
             def unchanged_since_read(read: bytes | None = data) -> None:
                 if _read(real)[0] != read:

@@ -25,6 +25,7 @@ from io import FileIO
 import msgspec
 
 from agentspool.errors import TranscriptGoneError
+from agentspool.spool.files import regular_fd
 
 OnLines = Callable[[memoryview], None]
 
@@ -62,7 +63,7 @@ class JsonlFollower:
 
     def _open(self) -> FileIO:
         try:
-            return open(self.path, "rb", buffering=0)
+            return open(regular_fd(self.path), "rb", buffering=0)
         except (FileNotFoundError, NotADirectoryError):
             raise TranscriptGoneError(self._run_id, self.path) from None
 

@@ -17,31 +17,81 @@ from typing import Any
 
 from agentspool.errors import SettingsError
 
-_WS = " \t\n\r"
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_WS = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
-_LITERALS = {"true": True, "false": False, "null": None}
+MAX_DEPTH = 256
+"""Nesting the decoder cannot read (it recurses, to the interpreter's recursion limit)
+is refused, naming where it first goes deeper than this: no settings file nests so."""
+
+
+class _NotJsonConstantError(ValueError):
+    """``NaN`` / ``Infinity``: Python's json reads them, JSON has no such value."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJsonConstantError(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_UNSET: Any = object()
 
 
 class Node:
     """A value and where its text is: ``text[start:end]``. Objects keep ``keys`` (the
-    key's start offset beside each) and arrays ``items``, in document order."""
+    key's start offset beside each) and arrays ``items``, in document order.
 
-    __slots__ = ("end", "items", "key_starts", "keys", "start", "value")
+    Only the root's members are found when the document is parsed; a container's own
+    members are found the first time they are asked for, and every value below is read
+    by the C decoder. An edit touches a few containers of a document of any size, so
+    parsing stays linear in it (one decode) however large the rest is."""
 
-    def __init__(self, start: int) -> None:
+    __slots__ = ("_items", "_key_starts", "_keys", "_text", "_value", "end", "path", "start")
+
+    def __init__(
+        self, text: str, start: int, end: int, value: Any = _UNSET, path: str = ""
+    ) -> None:
+        self._text = text
         self.start = start
-        self.end = start
-        self.value: Any = None
-        self.keys: list[str] = []
-        self.key_starts: list[int] = []
-        self.items: list[Node] = []
+        self.end = end
+        self._value = value
+        self.path = path
+        self._keys: list[str] | None = None
+        self._key_starts: list[int] = []
+        self._items: list[Node] = []
+
+    @property
+    def value(self) -> Any:
+        if self._value is _UNSET:
+            self._value = _DECODER.raw_decode(self._text, self.start)[0]
+        return self._value
 
     def is_object(self) -> bool:
-        return isinstance(self.value, dict)
+        return self._text.startswith("{", self.start)
 
     def is_array(self) -> bool:
-        return isinstance(self.value, list)
+        return self._text.startswith("[", self.start)
+
+    @property
+    def keys(self) -> list[str]:
+        self._members()
+        assert self._keys is not None
+        return self._keys
+
+    @property
+    def key_starts(self) -> list[int]:
+        self._members()
+        return self._key_starts
+
+    @property
+    def items(self) -> list[Node]:
+        self._members()
+        return self._items
+
+    def _members(self) -> None:
+        if self._keys is None:
+            self._keys = []
+            if self.is_object() or self.is_array():
+                _Scanner(self._text, self.path).members(self)
 
     def child_starts(self) -> list[int]:
         return self.key_starts if self.is_object() else [n.start for n in self.items]
@@ -60,7 +110,7 @@ def where(text: str, pos: int) -> str:
     return f"line {line}, column {column}"
 
 
-class _Parser:
+class _Scanner:
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
@@ -71,120 +121,141 @@ class _Parser:
         )
 
     def skip(self, pos: int) -> int:
-        text = self.text
-        while pos < len(text) and text[pos] in _WS:
-            pos += 1
-        return pos
+        found = _WS.match(self.text, pos)
+        return found.end() if found else pos
 
     def value(self, pos: int) -> Node:
-        text = self.text
+        """The value at ``pos`` (after whitespace), read whole by the C decoder."""
         pos = self.skip(pos)
-        node = Node(pos)
-        if pos >= len(text):
+        if pos >= len(self.text):
             raise self.fail(pos, "unexpected end of file")
-        ch = text[pos]
-        if ch == "{":
-            node.value = {}
-            pos = self.skip(pos + 1)
-            if text.startswith("}", pos):
-                node.end = pos + 1
-                return node
-            while True:
-                pos = self.skip(pos)
-                if not text.startswith('"', pos):
-                    raise self.fail(pos, "expected a key in double quotes")
-                key_start = pos
-                key, pos = self.string(pos)
-                pos = self.skip(pos)
-                if not text.startswith(":", pos):
-                    raise self.fail(pos, "expected ':' after the key")
-                child = self.value(pos + 1)
-                node.keys.append(key)
-                node.key_starts.append(key_start)
-                node.items.append(child)
-                node.value[key] = child.value
-                pos = self.skip(child.end)
-                if text.startswith(",", pos):
-                    pos += 1
-                    continue
-                if text.startswith("}", pos):
-                    node.end = pos + 1
-                    return node
-                raise self.fail(pos, "expected ',' or '}'")
-        if ch == "[":
-            node.value = []
-            pos = self.skip(pos + 1)
-            if text.startswith("]", pos):
-                node.end = pos + 1
-                return node
-            while True:
-                child = self.value(pos)
-                node.items.append(child)
-                node.value.append(child.value)
-                pos = self.skip(child.end)
-                if text.startswith(",", pos):
-                    pos += 1
-                    continue
-                if text.startswith("]", pos):
-                    node.end = pos + 1
-                    return node
-                raise self.fail(pos, "expected ',' or ']'")
-        if ch == '"':
-            node.value, node.end = self.string(pos)
-            return node
-        number = _NUMBER.match(text, pos)
-        if number:
-            node.value = json.loads(number.group())
-            node.end = number.end()
-            return node
-        for word, literal in _LITERALS.items():
-            if text.startswith(word, pos):
-                node.value, node.end = literal, pos + len(word)
-                return node
-        raise self.fail(pos, f"unexpected character {ch!r}")
+        try:
+            value, end = _DECODER.raw_decode(self.text, pos)
+        except json.JSONDecodeError as exc:
+            raise self.fail(exc.pos, exc.msg.lower()) from None
+        except _NotJsonConstantError as exc:
+            raise self.fail(self.text.find(str(exc), pos), f"{exc} is not JSON") from None
+        except RecursionError:
+            raise self.too_deep(pos) from None
+        except ValueError as exc:  # an integer past Python's digit limit, say
+            raise self.fail(pos, str(exc)) from None
+        return Node(self.text, pos, end, value, self.path)
+
+    def too_deep(self, pos: int) -> SettingsError:
+        """Where the value at ``pos`` first nests deeper than ``MAX_DEPTH``."""
+        depth = 0
+        deepest = pos
+        for found in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', self.text[pos:]):
+            bracket = found.group()
+            if bracket in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    deepest = pos + found.start()
+                    break
+            elif bracket in "]}":
+                depth -= 1
+        return SettingsError(
+            self.path,
+            f"nested deeper than {MAX_DEPTH} levels at {where(self.text, deepest)}; left untouched",
+        )
 
     def string(self, pos: int) -> tuple[str, int]:
         match = _STRING.match(self.text, pos)
         if match is None:
             raise self.fail(pos, "unterminated string, or a raw control character in it")
+        raw = match.group()
+        if "\\" not in raw:
+            return raw[1:-1], match.end()
         try:
-            value: str = json.loads(match.group())
+            value: str = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise self.fail(pos + exc.pos, exc.msg.lower()) from None
         return value, match.end()
 
+    def members(self, node: Node) -> None:
+        """Find ``node``'s members (each value read whole by the decoder); checks the
+        container's own punctuation as it goes."""
+        text = self.text
+        obj = node.is_object()
+        close = "}" if obj else "]"
+        keys: list[str] = []
+        starts: list[int] = []
+        items: list[Node] = []
+        pos = self.skip(node.start + 1)
+        if not text.startswith(close, pos):
+            while True:
+                if obj:
+                    pos = self.skip(pos)
+                    if not text.startswith('"', pos):
+                        raise self.fail(pos, "expected a key in double quotes")
+                    starts.append(pos)
+                    key, pos = self.string(pos)
+                    keys.append(key)
+                    pos = self.skip(pos)
+                    if not text.startswith(":", pos):
+                        raise self.fail(pos, "expected ':' after the key")
+                    pos += 1
+                child = self.value(pos)
+                items.append(child)
+                pos = self.skip(child.end)
+                if text.startswith(",", pos):
+                    pos += 1
+                    continue
+                if text.startswith(close, pos):
+                    break
+                raise self.fail(pos, f"expected ',' or '{close}'")
+        node.end = pos + 1
+        node._keys = keys if obj else []
+        node._key_starts = starts
+        node._items = items
+
 
 def parse(text: str, path: str) -> Node:
     """The document's root, with every value's span; ``SettingsError`` naming the line
-    and column when ``text`` is not one strict JSON value (comments are refused)."""
-    parser = _Parser(text, path)
-    start = 1 if text.startswith("\ufeff") else 0
-    root = parser.value(start)
-    end = parser.skip(root.end)
+    and column when ``text`` is not one strict JSON value (comments are refused), or
+    nests too deep to read (``MAX_DEPTH``)."""
+    scanner = _Scanner(text, path)
+    start = scanner.skip(1 if text.startswith("\ufeff") else 0)
+    if text.startswith(("{", "["), start):
+        root = Node(text, start, start, path=path)
+        scanner.members(root)  # the root's members, each read whole: one decode in all
+        if root.is_object():
+            root._value = dict(zip(root.keys, (n.value for n in root.items), strict=True))
+        else:
+            root._value = [n.value for n in root.items]
+    else:
+        root = scanner.value(start)
+    end = scanner.skip(root.end)
     if end != len(text):
-        raise parser.fail(end, "unexpected text after the document")
+        raise scanner.fail(end, "unexpected text after the document")
     return root
+
+
+_INDENTED = re.compile(r"\n([ \t]*)([^ \t\r\n])")
+_KEY_SEP = re.compile(r'"\s*:\s*(?=\S)')
+_ITEM_SEP = re.compile(r'[\]}"0-9el],[ \t]*(?=[\["{0-9tfn-])')
 
 
 class Style:
     """How a document writes itself, learnt from its own text."""
 
     def __init__(self, text: str, root: Node) -> None:
+        # Searched within the root's span, never sliced or split: a document of many MB
+        # is styled by its first lines.
+        start, end = root.start, root.end
         self.newline = "\r\n" if "\r\n" in text else "\n"
-        body = text[root.start : root.end]
-        self.one_line = bool(root.items) and "\n" not in body
+        self.one_line = bool(root.items) and text.find("\n", start, end) < 0
         self.unit = "  "
-        for line in body.splitlines()[1:]:
-            stripped = line.lstrip(" \t")
-            if stripped and stripped[0] not in "}]":
-                self.unit = line[: len(line) - len(stripped)]
+        for found in _INDENTED.finditer(text, start, end):
+            if found.group(2) not in "}]":
+                self.unit = found.group(1)
                 break
         self.key_sep = ": "
         self.item_sep = ", "  # an inline array in a pretty document reads best spaced
-        sep = re.search(r'"\s*:\s*(?=\S)', body)
+        sep = _KEY_SEP.search(text, start, end)
         if sep is not None and "\n" not in sep.group():
             self.key_sep = sep.group()[1:]
-        comma = re.search(r'[\]}"0-9el],[ \t]*(?=[\["{0-9tfn-])', body)
+        comma = _ITEM_SEP.search(text, start, end)
         if comma is not None and self.one_line:
             self.item_sep = comma.group()[1:]
 

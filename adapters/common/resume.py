@@ -19,6 +19,7 @@ from typing import Generic, Protocol, TypeVar
 
 from agentspool.adapters.common.jsonl import whole_tail
 from agentspool.core.seam import Message, TranscriptFacts
+from agentspool.spool.files import regular_fd
 
 
 class Resumable(Protocol):
@@ -63,7 +64,7 @@ class ResumedFile(Generic[P]):
         return self.parser.count
 
     def read(self, limit: int) -> list[Message]:
-        with open(self.path, "rb", buffering=0) as fh:
+        with open(regular_fd(self.path), "rb", buffering=0) as fh:
             fh.seek(self.offset)
             data = fh.read(max(limit, 1))
             cut = data.rfind(b"\n") + 1

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 import msgspec
 
 from agentspool.core.seam import Chat, Message
+from agentspool.spool.files import open_regular
 
 HEAD_BYTES = 4 << 20
 """How far into a file ``head_lines`` looks: past the bookkeeping records a transcript
@@ -56,7 +57,7 @@ def head_lines(path: str) -> Iterator[bytes]:
     cannot be read. A generator: a caller that found what it looked for reads no more."""
     budget = HEAD_BYTES
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             for line in fh:
                 budget -= len(line)
                 if budget < 0:

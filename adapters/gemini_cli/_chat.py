@@ -57,6 +57,7 @@ from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.gemini_cli._schema import CHAT_FIELDS
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage, Visibility
+from agentspool.spool.files import open_regular
 
 # Tool names of 0.61.0 the adapter reads calls of.
 SHELL_TOOL = "run_shell_command"
@@ -709,7 +710,7 @@ def session_id_of(path: str) -> str:
     (its first line is not ``{sessionId, startTime, kind, …}``: another CLI's JSONL can
     carry a ``sessionId`` too, in a record with a ``type``)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             first = fh.readline(1 << 16)
         meta = _decode_metadata(first)
     except (OSError, *_DECODE_ERRORS):
@@ -727,7 +728,7 @@ def subagent_progress(path: str) -> tuple[list[float], bool]:
     answers: list[float] = []
     finished = False
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             lines = fh.read().splitlines()
     except OSError:
         return [], False

@@ -55,10 +55,9 @@ def missing(directory: str | None = None) -> list[str]:
     writes it now (an absent file, or one holding an older command, misses them all)."""
     path = settings_path(directory)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = install.read_text(path) or "{}"  # never blocks on a FIFO
         installed = install.our_group_positions(text, path)
-    except (OSError, UnicodeDecodeError, SettingsError):
+    except SettingsError:
         installed = {}
     return [
         event

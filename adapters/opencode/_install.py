@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
+from agentspool.adapters.common import install
 from agentspool.adapters.opencode._lifecycle import PLUGIN_FILE, plugin_source
 from agentspool.core.seam import InstalledFile, InstallReport, InstallScope
 from agentspool.errors import SettingsError
@@ -39,20 +40,24 @@ def plugin_path(scope: InstallScope, directory: str | None) -> str:
 
 def _current(path: str) -> str | None:
     """The file's text; ``None`` when there is none. Refuses one that is not ours."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except FileNotFoundError:
+    data, _ = install.read_file(path)  # no symlink, no FIFO: refused in one line
+    if data is None:
         return None
-    except OSError as exc:
-        raise SettingsError(path, f"cannot be read: {exc.strerror}") from None
+    text = data.decode("utf-8", "replace")
     if MARK not in text.split("\n", 1)[0]:
         raise SettingsError(path, "exists and is not agentspool's plugin; left as it is")
     return text
 
 
-def install_plugin(scope: InstallScope, directory: str | None = None) -> InstallReport:
+def _checked_path(scope: InstallScope, directory: str | None) -> str:
     path = plugin_path(scope, directory)
+    if scope == "project":  # a committed .opencode symlink must not take the plugin elsewhere
+        install.refuse_symlinks(path, os.path.abspath(directory or os.getcwd()))
+    return path
+
+
+def install_plugin(scope: InstallScope, directory: str | None = None) -> InstallReport:
+    path = _checked_path(scope, directory)
     wanted = plugin_source()
     current = _current(path)
     action: Literal["created", "updated", "unchanged"]
@@ -68,7 +73,7 @@ def install_plugin(scope: InstallScope, directory: str | None = None) -> Install
 
 
 def uninstall_plugin(scope: InstallScope, directory: str | None = None) -> InstallReport:
-    path = plugin_path(scope, directory)
+    path = _checked_path(scope, directory)
     action: Literal["removed", "unchanged"] = "unchanged"
     if _current(path) is not None:
         os.unlink(path)

@@ -73,13 +73,14 @@ def test_ten_megabytes_are_cut_to_head_and_tail(claude_run, silent):
 
 
 def test_binary_stdin_is_spooled_exactly(claude_run, silent):
-    """Bytes that look like our own framing (\\x1e, 'AS1', newlines) cannot forge records."""
+    """Bytes that look like our own framing (\\x1e, 'AS1', newlines) cannot forge records:
+    every byte is kept but 0x1e, which is stored as JSON writes it (ADR 0038)."""
     forged = b"\n\x1eAS1 Stop 1 2 3 4 - 5 5 00000000\nhello\n"
     payload = bytes(range(256)) * 4 + forged + b"\xff\xfe"
     silent(claude_run.run(payload))
     reader = SpoolReader(claude_run.run_dir)
     [record] = reader.read()
-    assert (record.payload, reader.damaged) == (payload, 0)
+    assert (record.payload, reader.damaged) == (payload.replace(b"\x1e", b"\\u001e"), 0)
 
 
 def test_invalid_json_is_spooled_unparsed(claude_run, silent):

@@ -157,3 +157,61 @@ def test_a_run_dir_others_can_enter_is_refused_and_nothing_throws(
     proc = _run(kept, _events(), {})
     assert (proc.returncode, proc.stderr) == (0, "")
     assert not os.path.exists(spawn.run_dir)
+
+
+# -- another account on the machine (issue 22) -------------------------------------------
+
+
+def _squatted_runtime(adversary, shared_tmp: Path) -> Path:
+    """``$TMPDIR/agentspool-<uid>`` made first by another account, open to everyone."""
+    squatted = shared_tmp / f"agentspool-{os.getuid()}"
+    adversary.sh(f"mkdir -m 0777 {squatted}")
+    return squatted
+
+
+def test_installed_plugin_creates_nothing_in_a_runtime_dir_another_account_made(
+    adversary, shared_tmp: Path, tmp_path: Path
+) -> None:
+    """No ``XDG_RUNTIME_DIR``: the default runtime dir is under ``$TMPDIR``, where another
+    account can make it first. The plugin makes no run dir there and notes no fault."""
+    squatted = _squatted_runtime(adversary, shared_tmp)
+    plugin = tmp_path / "agentspool-opencode.js"
+    plugin.write_text(plugin_source())
+    proc = _run(plugin, _events()[:2], {"TMPDIR": str(shared_tmp)})
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert os.listdir(squatted) == []
+
+
+def test_a_fifo_another_account_planted_for_the_fault_log_does_not_freeze_opencode(
+    adversary, shared_tmp: Path, tmp_path: Path
+) -> None:
+    """The account that made the runtime dir first makes the run's dir too (its name is
+    the OpenCode process's pid and start time) with a FIFO as ``hooks.log``: a blocking
+    open of it would hold OpenCode until someone read the FIFO."""
+    squatted = _squatted_runtime(adversary, shared_tmp)
+    plugin = tmp_path / "agentspool-opencode.js"
+    plugin.write_text(plugin_source())
+    driver = tmp_path / "driver.mjs"
+    driver.write_text(DRIVER)
+    assert NODE is not None
+    # sh waits for one line, then execs node: node keeps sh's pid and start time, so the
+    # run's name is known before the plugin runs.
+    proc = subprocess.Popen(
+        ["sh", "-c", 'read go; exec "$@"', "sh", NODE, str(driver), str(plugin), json.dumps(INPUT)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "TMPDIR": str(shared_tmp)},
+    )
+    try:
+        stat_line = Path(f"/proc/{proc.pid}/stat").read_text()
+        ticks = stat_line[stat_line.rindex(")") + 2 :].split()[19]
+        run_dir = squatted / f"opencode-{proc.pid}-{ticks}"
+        adversary.sh(f"mkdir -m 0777 {run_dir} && mkfifo -m 0666 {run_dir}/hooks.log")
+        _out, err = proc.communicate(b"go\n" + json.dumps(_events()[:2]).encode(), timeout=20)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (proc.returncode, err) == (0, b""), err
+    assert sorted(os.listdir(run_dir)) == ["hooks.log"]
+    assert stat.S_ISFIFO(os.lstat(run_dir / "hooks.log").st_mode)
