@@ -1187,6 +1187,9 @@ def _stored_usage(
             started=min(started, default=0.0),
             updated=max(s.updated for s in members),
             unique_ids=unique[provider],
+            # A main file naming a parent session is a copy of it (a Codex fork); a
+            # subagent's file names the session that spawned it, and is no copy.
+            copied_from="" if main.agent_id else main.parent_session_id,
         )
         yield info, [r for s in members for r in records.get(s.id, ())]
 

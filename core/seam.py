@@ -520,7 +520,8 @@ class TranscriptFacts(msgspec.Struct, kw_only=True):
     agent_id: str = ""
     """Set when the file is a subagent's own conversation."""
     parent_session_id: str = ""
-    """The session that spawned the subagent (``""`` for a main session)."""
+    """The session that spawned the subagent; for a main session (no ``agent_id``), the
+    one its transcript says it was copied from (a fork), else ``""``."""
     cwd: str = ""
     cli_version: str = ""
     title: str = ""

@@ -25,6 +25,10 @@ Each response counts once
     that number their responses — unless the session's ids are the API's own
     (``SessionInfo.unique_ids``): a CLI may stamp a copy with the time it copied it
     (Claude Code 1.0.x ``--continue``), so then ``(provider, message_id)`` is the key.
+    A session that states it was copied from another (``SessionInfo.copied_from``: a
+    Codex fork, whose ids are no API's) holds its copies under new times too: an entry
+    of it whose ``(provider, message_id)`` a session before it in that order has counted
+    is a copy, whatever its time.
 
 The four token kinds are kept apart
     ``input_tokens`` here is plain input: neither read from nor written to the cache
@@ -86,6 +90,10 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     unique_ids: bool = False
     """Its records' ``message_id`` values are unique across sessions (the provider's
     ``Capabilities.unique_response_ids``): a copy is known by its id alone."""
+    copied_from: str = ""
+    """The session this one's transcript says it was copied from (a fork), ``""`` for
+    none: its records that repeat an earlier session's responses count there only,
+    even under another time (the fork re-stamped them)."""
 
 
 class Charged(Protocol):
@@ -194,15 +202,18 @@ def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_En
             collected.append(((first, last, info.provider, info.session_id), entries))
     collected.sort(key=lambda pair: pair[0])
     seen: set[tuple[str, str, str]] = set()
+    counted: set[tuple[str, str]] = set()
     kept = []
     for _, entries in collected:
         for entry in entries:
             if entry.message_id:
                 stamp = "" if entry.session.unique_ids else entry.timestamp
                 key = (entry.session.provider, entry.message_id, stamp)
-                if key in seen:
+                response = key[:2]
+                if key in seen or (entry.session.copied_from and response in counted):
                     continue
                 seen.add(key)
+                counted.add(response)
             kept.append(entry)
     return kept
 

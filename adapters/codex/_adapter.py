@@ -38,13 +38,15 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
 from agentspool.adapters.codex import _install, _lifecycle, _signals
 from agentspool.adapters.codex._rollout import (
+    KNOWN_TYPES,
     QUESTION_TOOL,
+    UUID,
     HistoryParser,
     RolloutParser,
     ZstFollower,
@@ -136,6 +138,8 @@ class _MetaHead(msgspec.Struct, gc=False):
 
     type: str = ""
     payload: _MetaPayload = msgspec.field(default_factory=_MetaPayload)
+    id: Any = ""
+    """The thread id of a pre-envelope header (no ``type``)."""
 
 
 _decode_head = msgspec.json.Decoder(_MetaHead).decode
@@ -291,8 +295,10 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
         return self.read_chat(session.session_id, "", session.transcript_path)
 
     def session_at(self, path: str) -> Session | None:
-        """A rollout: a ``.jsonl`` whose first record is ``session_meta``; a
-        ``.jsonl.zst`` by its name (``rollout-<time>-<thread id>``), not decompressed."""
+        """A rollout: a ``.jsonl`` whose first record is ``session_meta`` — or another
+        rollout record where a file named ``rollout-<time>-<thread id>`` lacks its header
+        (older copies, other tools' files) — or, in the pre-envelope format, a header
+        with no ``type``; a ``.jsonl.zst`` by its name, not decompressed."""
         if not os.path.isfile(path):
             return None
         if path.endswith(".jsonl.zst"):
@@ -305,9 +311,14 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
                 head = _decode_head(raw)
             except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                 return None
-            if head.type != "session_meta":
+            named = thread_id_from_path(path)
+            if head.type == "session_meta":
+                thread = head.payload.id if UUID.fullmatch(head.payload.id) else ""
+                thread = thread or named or head.payload.id
+            elif head.type in KNOWN_TYPES or (not head.type and head.id):
+                thread = named
+            else:
                 return None
-            thread = head.payload.id or thread_id_from_path(path)
             if not thread:
                 return None
             return Session(session_id=thread, transcript_path=path, cwd=head.payload.cwd)

@@ -9,6 +9,7 @@ import os
 import zoneinfo
 from typing import Any
 
+import msgspec
 import pytest
 import usage_corpus as corpus
 
@@ -116,6 +117,28 @@ def test_the_same_response_id_at_another_time_is_another_response() -> None:
     other = session("s3", reply("resp_1", "2026-10-01T09:00:00Z", 10, 5))
     found = report(first, second, other, by="session")
     assert [tokens(row) for row in found.rows] == [(10, 5, 0, 0)] * 3
+
+
+def test_a_fork_that_re_stamps_its_copies_counts_them_in_the_earlier_session() -> None:
+    # A Codex fork copies its parent's responses under the fork's own time; the
+    # transcript says it was forked (``copied_from``), so the same id is the same
+    # response whatever the time. A session that says nothing keeps the time rule.
+    parent = session(
+        "parent",
+        reply("total:10", "2026-10-01T09:00:00Z", 10, 5),
+        reply("total:30", "2026-10-01T09:05:00Z", 20, 5),
+        provider="codex",
+    )
+    copies = [
+        reply("total:10", "2026-10-02T08:00:00.001Z", 10, 5),
+        reply("total:30", "2026-10-02T08:00:00.002Z", 20, 5),
+        reply("total:33", "2026-10-02T08:01:00Z", 3, 3),
+    ]
+    fork_info, fork_records = session("fork", *copies, provider="codex")
+    fork = (msgspec.structs.replace(fork_info, copied_from="parent"), fork_records)
+    unrelated = session("other", *copies[:1], provider="codex")
+    found = {row.key: tokens(row) for row in report(parent, fork, unrelated, by="session").rows}
+    assert found == {"parent": (30, 10, 0, 0), "fork": (3, 3, 0, 0), "other": (10, 5, 0, 0)}
 
 
 # -- days and filters ----------------------------------------------------------------------
