@@ -80,8 +80,10 @@ if TYPE_CHECKING:
     from agentspool.core.usage import UsageGrouping, UsageReport, UsageRow
     from agentspool.core.words import state_phrase, task_phrase
     from agentspool.demo import DemoReplay, DemoRun, DemoStep
-    from agentspool.doctor import DoctorCheck, DoctorReport, broken_installs, doctor
-    from agentspool.errors import (
+    from agentspool.diagnosis import DoctorCheck, DoctorReport, broken_installs, doctor
+    from agentspool.follow import RunChange, RunEvent, RunFollower
+    from agentspool.sessions import SessionView, find_session, show_session
+    from agentspool.spool.errors import (
         AgentspoolError,
         AmbiguousSessionError,
         CompressedRolloutError,
@@ -98,8 +100,6 @@ if TYPE_CHECKING:
         UnknownProviderError,
         UnsupportedError,
     )
-    from agentspool.follow import RunChange, RunEvent, RunFollower
-    from agentspool.sessions import SessionView, find_session, show_session
     from agentspool.spool.sweep import SweepReport
 
 __version__ = "0.1.0"
@@ -167,7 +167,7 @@ _LAZY = {
     **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
     **dict.fromkeys(["RunChange", "RunEvent", "RunFollower"], "agentspool.follow"),
     **dict.fromkeys(
-        ["DoctorCheck", "DoctorReport", "broken_installs", "doctor"], "agentspool.doctor"
+        ["DoctorCheck", "DoctorReport", "broken_installs", "doctor"], "agentspool.diagnosis"
     ),
     **dict.fromkeys(["SessionView", "find_session", "show_session"], "agentspool.sessions"),
     **dict.fromkeys(
@@ -200,7 +200,7 @@ _LAZY = {
             "UnknownProviderError",
             "UnsupportedError",
         ],
-        "agentspool.errors",
+        "agentspool.spool.errors",
     ),
 }
 __all__ = [

@@ -22,6 +22,7 @@ from agentspool.core.runs import RunSummary
 from agentspool.core.seam import (
     Adapter,
     Chat,
+    Installer,
     InstallReport,
     InstallScope,
     Session,
@@ -29,7 +30,7 @@ from agentspool.core.seam import (
     TaskState,
     Trust,
 )
-from agentspool.errors import (
+from agentspool.spool.errors import (
     AgentspoolError,
     DeclarationError,
     TranscriptGoneError,
@@ -137,9 +138,9 @@ def list_runs(
     since = time.time() - RECENT_SESSIONS
     for provider in registry.names() if sessions else ():
         adapter = registry.load(provider)
-        if not adapter.capabilities.discovers_sessions:
+        if adapter.discovery is None:
             continue
-        for session in adapter.sessions(since):
+        for session in adapter.discovery.sessions(since):
             if session.session_id in covered or session.transcript_path in covered:
                 continue
             try:
@@ -275,8 +276,9 @@ def _poll_all(
             listing = [
                 (provider, session)
                 for provider in names
-                if registry.load(provider).capabilities.discovers_sessions
-                for session in registry.load(provider).sessions(since)
+                for discovery in [registry.load(provider).discovery]
+                if discovery is not None
+                for session in discovery.sessions(since)
             ]
         else:
             listing = [(key.partition(":")[0], s) for key, s in before.sessions.items()]
@@ -412,7 +414,7 @@ def run_provider(run_id: str, runtime_dir: str | None = None) -> str:
     runtime dir holds no such run, ``UnsupportedError`` when no registered adapter reads
     it."""
     from agentspool.core import runs
-    from agentspool.errors import RunNotFoundError
+    from agentspool.spool.errors import RunNotFoundError
     from agentspool.spool.layout import check_run_id
 
     check_run_id(run_id)
@@ -448,8 +450,6 @@ def setup(
     from agentspool.core.runs import write_provider
 
     adapter = registry.load(provider)
-    if trust != "bypass" and not adapter.capabilities.hook_trust:
-        raise UnsupportedError(provider, f"has no hook trust gate: trust={trust!r}")
     spawn = adapter.setup(run_id, _runtime(runtime_dir), trust=trust, config_home=config_home)
     write_provider(spawn.run_dir, provider)  # so `ls` knows whose run this is
     return spawn
@@ -457,16 +457,17 @@ def setup(
 
 def untrust(provider: str, config_home: str | None = None) -> bool:
     """Remove the hook trust ``setup(trust="config")`` recorded; False if there was none."""
-    return registry.load(provider).untrust(config_home)
+    gate = registry.load(provider).trust_gate
+    return gate.untrust(config_home) if gate is not None else False
 
 
-def _installable(provider: str, scope: InstallScope) -> Adapter:
+def _installable(provider: str, scope: InstallScope) -> Installer:
     adapter = registry.load(provider)
     scopes = adapter.capabilities.install_scopes
-    if scope not in scopes:
+    if scope not in scopes or adapter.installer is None:
         where = f"only for: {', '.join(scopes)}" if scopes else "not at all"
         raise UnsupportedError(provider, f"cannot install hooks at {scope} scope ({where})")
-    return adapter
+    return adapter.installer
 
 
 def install(
@@ -565,10 +566,11 @@ def _read(
 
     runtime = _runtime(runtime_dir)
     life = ledger.lifecycle(run_dir(runtime, run_id))
-    if transcript_path is None:
+    if transcript_path is None and (ended or life.ended is not None or not live):
         transcript_path = adapter.locate_transcript(run_id, runtime)
         if not transcript_path and life.ended is not None:
             transcript_path = life.ended.transcript_path  # its spool may be swept since
+    # Otherwise ``None``: the adapter locates it within the read (one look at the spool).
     return read_run(
         adapter, run_id, runtime if live else "", transcript_path, ended=ended, lifecycle=life
     )
@@ -710,8 +712,12 @@ def declare(
     if not os.path.isdir(directory):
         raise DeclarationError(run_id, f"no such run in {runtime}")
     provider = runs.provider_of(runtime, run_id, registry.names())
-    caller = getattr(registry.load(provider), "lifecycle_caller", None) if provider else None
-    subagent = caller(run_id, runtime, os.getpid(), os.environ) if caller is not None else None
+    caller = registry.load(provider).lifecycle if provider else None
+    subagent = (
+        caller.lifecycle_caller(run_id, runtime, os.getpid(), os.environ)
+        if caller is not None
+        else None
+    )
     if subagent:
         raise DeclarationError(
             run_id,
@@ -755,15 +761,15 @@ def _run_of_this_agent(runtime: str) -> str:
     nearest ancestor process whose installed-hook run (``<provider>-<pid>-<start
     ticks>``) is in ``runtime`` (an agent started by hand, ``agentspool install``); else
     the run an adapter finds from its CLI's own variables in this environment
-    (``own_run``: a sandbox can hide the agent process from its commands)."""
+    (``hand_started.own_run``: a sandbox can hide the agent process from its commands)."""
     from agentspool.core import runs
 
     found = runs.agent_runs(runtime, registry.names(), os.getpid())
     if not found:
         for provider in registry.names():
-            own_run = getattr(registry.load(provider), "own_run", None)
-            if own_run is not None:
-                found += own_run(runtime, os.environ)
+            hand_started = registry.load(provider).hand_started
+            if hand_started is not None:
+                found += hand_started.own_run(runtime, os.environ)
     if len(found) == 1:
         return found[0]
     if found:
@@ -1016,7 +1022,7 @@ def replay(run_id: str, runtime_dir: str | None = None, *, archive: str | None =
 
     from agentspool.core import ledger, reducer, runs
     from agentspool.core.replay import transitions
-    from agentspool.errors import RunNotFoundError
+    from agentspool.spool.errors import RunNotFoundError
     from agentspool.spool.layout import check_run_id
 
     check_run_id(run_id)

@@ -2,10 +2,10 @@
 (``agentspool show``; docs/adr/0027-show.md).
 
 ``find_session`` resolves what a person types: a path is asked of every registered
-adapter (``session_at``, an optional seam member: the first that reads the file names
+adapter with the ``session_files`` part (``session_at``: the first that reads the file names
 its session); anything else is a session id or the start of one, looked up in the
 history store (brought up to date first, without waiting on another indexer).
-``show_session`` reads the session with its subagents (``read_session_with_subagents``)
+``show_session`` reads the session with its subagents (``discovery.read_session_with_subagents``)
 and assembles the view; a session whose file is gone is read from the store's records.
 """
 
@@ -20,7 +20,7 @@ import msgspec
 from agentspool.adapters import registry
 from agentspool.core.detail import SessionDetail, assemble_session_detail
 from agentspool.core.seam import Chat, Evidence, Message, Session, TranscriptGoneError
-from agentspool.errors import AmbiguousSessionError, SessionNotFoundError
+from agentspool.spool.errors import AmbiguousSessionError, SessionNotFoundError
 
 if TYPE_CHECKING:
     from agentspool.core.store import StoredSession
@@ -113,8 +113,8 @@ def _session_at(path: str) -> tuple[str, Session]:
         return stored
     full = os.path.abspath(path)
     for provider in registry.names():
-        session_at = getattr(registry.load(provider), "session_at", None)
-        session = session_at(full) if session_at is not None else None
+        files = registry.load(provider).session_files
+        session = files.session_at(full) if files is not None else None
         if session is not None:
             return provider, session
     raise SessionNotFoundError(path, "not a transcript any registered provider reads")

@@ -16,8 +16,8 @@ import errno
 import os
 import stat
 
-from agentspool.errors import RunIdError, RuntimeDirError
 from agentspool.spool import write
+from agentspool.spool.errors import RunIdError, RuntimeDirError
 from agentspool.spool.write import SWEEP_MARK, run_id_problem
 
 SWEEP_LOCK = ".sweep.lock"
@@ -131,7 +131,13 @@ def open_run_dir_to_read(runtime_dir: str, run_id: str) -> int | None:
     another in between cannot substitute it. Creates and repairs nothing: a reader that
     tightened a mode would bless whatever was planted while it was loose.
     """
-    check_run_id(run_id)
+    return open_checked_run_dir(runtime_dir, check_run_id(run_id))
+
+
+def open_checked_run_dir(runtime_dir: str, run_id: str) -> int | None:
+    """``open_run_dir_to_read`` for a ``run_id`` its caller has already checked
+    (``check_run_id``): a reader that opens the same run dir at every refresh checks
+    the name once."""
     # A trailing slash would make the kernel follow a symlinked runtime dir.
     root = _open_checked(
         runtime_dir.rstrip("/") or ("/" if runtime_dir else "."), None, runtime_dir, ""

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import agentspool
+from agentspool.adapters.common.commands import HOOK_FAILURES, package_root
 from agentspool.cli.main import main
-from agentspool.spool.commands import HOOK_FAILURES, package_root
 
 
 def _doctor(capsys, *more: str) -> tuple[int, list[dict]]:
