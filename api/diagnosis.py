@@ -122,7 +122,7 @@ def broken_installs() -> list[str]:
 def _fire(hook: InstalledHook) -> str:
     """Run the hook once, as its CLI would, against a scratch runtime dir; why nothing
     was recorded, or ``""`` when a spool record was."""
-    from agentspool.adapters.common.commands import HOOK_FAILURES
+    from agentspool.spool.layout import HOOK_FAILURES
     from agentspool.spool.write import EVENTS_FILE
 
     with tempfile.TemporaryDirectory(prefix="agentspool-doctor-") as scratch:
@@ -303,7 +303,7 @@ def _dir_check(name: str, path: str) -> DoctorCheck:
 
 
 def _failures_check(runtime: str) -> DoctorCheck | None:
-    from agentspool.adapters.common.commands import HOOK_FAILURES
+    from agentspool.spool.layout import HOOK_FAILURES
 
     path = os.path.join(runtime, HOOK_FAILURES)
     try:
@@ -398,7 +398,7 @@ def doctor(*, fire: bool = True, versions: bool = True) -> DoctorReport:
     """Every check, in order: per provider its installed hooks (``fire``: each fired
     once against a scratch runtime dir) and its CLI's version (``versions``), then the
     hooks' own failure records, the runtime dir and the data dir."""
-    from agentspool.api import default_store_path
+    from agentspool.history import default_store_path
     from agentspool.spool.layout import default_runtime_dir
 
     checks: list[DoctorCheck] = []

@@ -84,7 +84,7 @@ _ID = re.compile(r"[A-Za-z0-9_.-]+")
 def _subagent(parent: str, agent: str, ref: str) -> tuple[str, Session]:
     """``<session start>/<subagent start>``, as ``search`` names a subagent's record:
     the subagent's own transcript, from the history store."""
-    from agentspool.api import index_history, open_history
+    from agentspool.history import index_history, open_history
 
     index_history(wait=False)
     with open_history() as store:
@@ -122,7 +122,7 @@ def _session_at(path: str) -> tuple[str, Session]:
 
 def _stored_at(path: str) -> tuple[str, Session] | None:
     """The session the history store keeps for the transcript ``path`` (``None``: none)."""
-    from agentspool.api import index_history, open_history
+    from agentspool.history import index_history, open_history
 
     index_history(wait=False)
     with open_history() as store:
@@ -134,7 +134,7 @@ def _sessions_starting_with(prefix: str) -> list[tuple[str, Session]]:
     """Every session whose id starts with ``prefix`` (lower case), from the history
     store: one per provider and session id — a subagent's file that carries its
     parent's id is that session's, not another one."""
-    from agentspool.api import index_history, open_history
+    from agentspool.history import index_history, open_history
 
     index_history(wait=False)  # another indexer at work: what is indexed already
     with open_history() as store:
@@ -158,7 +158,7 @@ def _from_store(provider: str, session: Session) -> Chat | None:
     1…n over the whole; ``None`` when the store does not hold the file. The links the
     CLI keeps beside a subagent's file (Claude Code's meta file) are not in the store:
     such a subagent is drawn after the turns, not under its call."""
-    from agentspool.api import open_history
+    from agentspool.history import open_history
 
     with open_history() as store:
         stored = store.sessions(provider)

@@ -25,6 +25,9 @@ DEFAULT_MIN_IDLE = 600.0
 """The sweep never removes a run whose spool was written this recently (seconds)."""
 TRASH_PREFIX = ".trash-"
 PROVIDER_FILE = write.PROVIDER_FILE
+HOOK_FAILURES = "hook-failures.log"
+"""In the runtime dir: one line per hook that could not run agentspool's hook at all
+(the hook command's bootstrap writes it, ``agentspool doctor`` reads it)."""
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 

@@ -16,6 +16,7 @@ import shlex
 import sys
 
 from agentspool.adapters import registry
+from agentspool.spool.layout import HOOK_FAILURES
 
 # Kept on one physical line per statement so it survives JSON and TOML round trips
 # unchanged; `python -c` accepts the newlines.
@@ -46,8 +47,6 @@ _BOOTSTRAP = (
     '"replace")+chr(10).encode());os.close(f)\n'
     " except BaseException:pass"
 )
-HOOK_FAILURES = "hook-failures.log"
-"""In the runtime dir: one line per hook that could not run agentspool's hook at all."""
 
 HOOK_MODULES = registry.hook_modules()
 """The modules under ``agentspool.hooks`` a command may name: the registry's table's."""
