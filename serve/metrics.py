@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-    from agentspool import RunSummary, UsageReport
+    from agentspool import RunEvent, RunSummary, UsageReport
 
 from agentspool import run_key
 
@@ -66,9 +66,11 @@ class _Wait:
 
 @dataclass
 class FleetMetrics:
-    """The registry ``/metrics`` serves, fed by ``set_runs`` (each poll) and ``observe``
-    (each transition)."""
+    """The registry ``/metrics`` serves: the live series from ``runs`` (read at scrape
+    time), the counted ones from ``observe`` (a ``TransitionHub`` subscriber)."""
 
+    runs: Callable[[], Sequence[RunSummary]] = list
+    """The runs the latest poll lists, most urgent first (``ls``'s order)."""
     usage: Callable[[dt.date | None], UsageReport | None] | None = None
     """The history's usage by model (``since`` a day, or all of it); ``None``: no usage
     series."""
@@ -76,7 +78,6 @@ class FleetMetrics:
     usage_every: float = USAGE_EVERY
     clock: Callable[[], float] = time.time
     registry: CollectorRegistry = field(init=False)
-    _runs: list[RunSummary] = field(default_factory=list)
     _waits: dict[str, _Wait] = field(default_factory=dict)
     _usage_cache: tuple[float, Any, Any] | None = None
 
@@ -99,37 +100,26 @@ class FleetMetrics:
         )
         self.registry.register(_Live(self))
 
-    def set_runs(self, runs: Sequence[RunSummary]) -> None:
-        """The runs as the latest poll lists them (most urgent first, as ``ls``)."""
-        self._runs = list(runs)
-        for run in runs:
-            key = run_key(run)
-            kind = waits_for(run)
-            if kind is not None and key not in self._waits:
-                self._waits[key] = _Wait(self._started(run), kind)
-
-    def observe(self, before: RunSummary | None, after: RunSummary | None) -> None:
-        """One transition (``before``/``after`` as the follower reports them)."""
-        if before is None or after is None:
-            if before is not None:
-                self._waits.pop(run_key(before), None)
+    def observe(self, event: RunEvent) -> None:
+        """One transition as the hub publishes it (called in its thread: cheap)."""
+        if event.event == "gone":
+            self._waits.pop(event.key, None)
             return
-        if before.state != after.state:
-            self._transitions.labels(after.provider, before.state, after.state).inc()
-        key = run_key(after)
-        wait = self._waits.get(key)
-        if after.state == "working" and wait is not None:
+        if event.previous is not None and event.previous != event.state:
+            self._transitions.labels(event.provider, event.previous, event.state).inc()
+        wait = self._waits.get(event.key)
+        if event.state == "working" and wait is not None:
             # Waited on, now working again: the operator answered. A run that ends or
             # goes idle while waiting was not answered; that wait is not a finished one.
-            del self._waits[key]
-            took = max(0.0, self._started(after) - wait.started)
-            self._finished_waits.labels(after.provider, wait.waits_for).observe(took)
-        elif after.state not in WAITING:
-            self._waits.pop(key, None)
+            del self._waits[event.key]
+            took = max(0.0, self._started(event) - wait.started)
+            self._finished_waits.labels(event.provider, wait.waits_for).observe(took)
+        elif event.state not in WAITING:
+            self._waits.pop(event.key, None)
         else:
-            kind = waits_for(after)
+            kind = waits_for(event)
             if kind is not None and (wait is None or wait.waits_for != kind):
-                self._waits[key] = _Wait(self._started(after), kind)
+                self._waits[event.key] = _Wait(self._started(event), kind)
 
     def exposition(self) -> tuple[bytes, str]:
         """The text a scrape gets, and its content type."""
@@ -166,7 +156,7 @@ class _Live:
 
         metrics = self.metrics
         now = metrics.clock()
-        runs = metrics._runs
+        runs = metrics.runs()
         counts: dict[tuple[str, str, str], int] = {}
         for run in runs:
             key = (run.provider, run.state, run.task_state)
@@ -203,9 +193,6 @@ class _Live:
             since = run.since if run.since > 0 else now
             age = max(0.0, now - since)
             if kind is not None:
-                wait = metrics._waits.get(run_key(run))
-                if wait is not None:
-                    age = max(0.0, now - wait.started)
                 waiting.add_metric([run.provider, run_key(run), run.cwd, kind], age)
             else:
                 working.add_metric([run.provider, run_key(run), run.cwd], age)

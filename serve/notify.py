@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from agentspool import run_key
 
 if TYPE_CHECKING:
-    from agentspool import RunSummary
+    from agentspool import RunEvent, RunSummary
 
 log = logging.getLogger("agentspool.notify")
 
@@ -101,6 +101,7 @@ class _Open:
     """A wait already notified: the same wait is never sent twice."""
 
     identity: tuple[str, str]
+    run: RunSummary
     notified_at: float
     reminded: bool = False
 
@@ -124,7 +125,8 @@ Send = Callable[[Message], bool]
 
 @dataclass
 class Notifier:
-    """Follows transitions; sends one message per new wait of the chosen kinds."""
+    """A ``TransitionHub`` subscriber (or ``watch``'s): one message per new wait of the
+    chosen kinds, and at most one reminder."""
 
     urls: Sequence[str] = ()
     kinds: Iterable[WaitKind] = WAIT_KINDS
@@ -134,44 +136,58 @@ class Notifier:
     send: Send | None = None
     """Instead of apprise (tests of the code on top: the delivery itself is apprise's)."""
     retries: Sequence[float] = RETRIES
+    check_every: float = 5.0
+    """Seconds between the sending thread's looks for waits due a reminder."""
+    sent: int = 0
+    failed: int = 0
     _open: dict[str, _Open] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
     _queue: queue.Queue[Message | None] = field(
         default_factory=lambda: queue.Queue(maxsize=QUEUE_SIZE)
     )
     _thread: threading.Thread | None = None
-    sent: int = 0
-    failed: int = 0
 
-    def observe(self, run: RunSummary | None, *, gone_key: str = "") -> None:
-        """A run as the latest poll sees it (``None`` with ``gone_key``: it is gone)."""
-        if run is None:
-            self._open.pop(gone_key, None)
-            return
-        key = run_key(run)
-        kind = wait_kind(run)
-        if kind is None:
-            self._open.pop(key, None)
-            return
-        identity = _identity(kind, run)
-        known = self._open.get(key)
-        if known is not None and known.identity == identity:
-            return
-        self._open[key] = _Open(identity, self.clock())
-        if kind in set(self.kinds):
-            self._put(message_for(run))
+    def __post_init__(self) -> None:
+        self._wanted: frozenset[WaitKind | None] = frozenset(self.kinds)
 
-    def remind(self, runs: Iterable[RunSummary]) -> None:
-        """Called each poll: a wait open ``remind_after`` seconds is notified once more."""
+    def observe(self, event: RunEvent) -> None:
+        """One transition (called in the hub's thread: it only queues)."""
+        if event.event == "gone":
+            with self._lock:
+                self._open.pop(event.key, None)
+            return
+        kind = wait_kind(event)
+        with self._lock:
+            if kind is None:
+                self._open.pop(event.key, None)
+                return
+            identity = _identity(kind, event)
+            known = self._open.get(event.key)
+            if known is not None and known.identity == identity:
+                known.run = event
+                return
+            self._open[event.key] = _Open(identity, event, self.clock())
+        if kind in self._wanted:
+            self._put(message_for(event))
+        elif self.remind_after is not None:
+            self._start()
+
+    def remind(self) -> None:
+        """Queue the reminder of every wait open ``remind_after`` seconds (the sending
+        thread calls it every ``check_every`` seconds)."""
         if self.remind_after is None:
             return
         now = self.clock()
-        for run in runs:
-            known = self._open.get(run_key(run))
-            if known is None or known.reminded or wait_kind(run) not in set(self.kinds):
-                continue
-            if now - known.notified_at >= self.remind_after:
-                known.reminded = True
-                self._put(message_for(run, reminder=True))
+        due = []
+        with self._lock:
+            for known in self._open.values():
+                if known.reminded or wait_kind(known.run) not in self._wanted:
+                    continue
+                if now - known.notified_at >= self.remind_after:
+                    known.reminded = True
+                    due.append(known.run)
+        for run in due:
+            self._put(message_for(run, reminder=True))
 
     def close(self, timeout: float = 5.0) -> None:
         """Send what is queued (within ``timeout``), then stop the sending thread."""
@@ -183,10 +199,13 @@ class Notifier:
             return
         self._thread.join(timeout)
 
-    def _put(self, message: Message) -> None:
+    def _start(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="agentspool-notify", daemon=True)
             self._thread.start()
+
+    def _put(self, message: Message) -> None:
+        self._start()
         try:
             self._queue.put_nowait(message)
         except queue.Full:
@@ -199,13 +218,18 @@ class Notifier:
             log.error("notifications: cannot start apprise: %s: %s", type(exc).__name__, exc)
             send = _refuse
         while True:
-            message = self._queue.get()
+            try:
+                message = self._queue.get(timeout=self.check_every)
+            except queue.Empty:
+                self.remind()
+                continue
             if message is None:
                 return
             self._deliver(send, message)
 
     def _deliver(self, send: Send, message: Message) -> None:
-        for attempt, pause in enumerate((*self.retries, None)):
+        attempt = 0
+        for attempt, pause in enumerate((*self.retries, None), 1):
             try:
                 if send(message):
                     self.sent += 1
@@ -215,12 +239,10 @@ class Notifier:
                 problem = f"{type(exc).__name__}: {exc}"
             if pause is None:
                 break
-            log.warning(
-                "notifications: %s (attempt %d), retrying in %gs", problem, attempt + 1, pause
-            )
+            log.warning("notifications: %s (attempt %d), retrying in %gs", problem, attempt, pause)
             time.sleep(pause)
         self.failed += 1
-        log.error("notifications: gave up on %r after %d attempts", message.title, attempt + 1)
+        log.error("notifications: gave up on %r after %d attempts", message.title, attempt)
 
 
 def _refuse(message: Message) -> bool:

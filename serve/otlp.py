@@ -24,11 +24,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentspool import run_key
 from agentspool.errors import MissingExtraError
 from agentspool.serve.notify import wait_kind, what_to_do
 
 if TYPE_CHECKING:
-    from agentspool import RunSummary
+    from agentspool import RunEvent, RunSummary
 
 EVENT_NAME = "agentspool.state_change"
 EXPORT_EVERY_MS = 10_000
@@ -39,12 +40,12 @@ def _endpoint(base: str, signal: str) -> str | None:
     return f"{base.rstrip('/')}/v1/{signal}" if base else None
 
 
-def state_change_attributes(before: RunSummary | None, after: RunSummary) -> dict[str, str]:
+def state_change_attributes(after: RunEvent) -> dict[str, str]:
     attributes = {
         "agentspool.provider": after.provider,
         "agentspool.run_id": after.run_id,
         "agentspool.session_id": after.session_id,
-        "agentspool.from": before.state if before is not None else "",
+        "agentspool.from": after.previous or "",
         "agentspool.to": after.state,
         "agentspool.task_state": after.task_state,
         "agentspool.project": after.cwd,
@@ -137,7 +138,7 @@ class OtlpExport:
                     since = run.since if run.since > 0 else now
                     yield Observation(
                         max(0.0, now - since),
-                        {"provider": run.provider, "run": _key(run), "waits_for": kind},
+                        {"provider": run.provider, "run": run_key(run), "waits_for": kind},
                     )
 
         meter.create_observable_gauge(
@@ -158,32 +159,37 @@ class OtlpExport:
             description="Finished waits: from needing the operator to working again.",
         )
 
-    def observe(self, before: RunSummary | None, after: RunSummary | None) -> None:
-        if self._logger is None or after is None:
+    def observe(self, event: RunEvent) -> None:
+        """One transition (a ``TransitionHub`` subscriber: the SDK batches, never blocks)."""
+        if self._logger is None or event.event == "gone":
             return
-        if before is not None and before.state == after.state:
+        if event.previous == event.state:
             return
         from opentelemetry._logs import SeverityNumber
 
-        waiting = wait_kind(after) is not None
+        waiting = wait_kind(event) is not None
         self._logger.emit(
             event_name=EVENT_NAME,
-            body=f"{after.provider} {_key(after)}: "
-            f"{before.state if before is not None else 'seen'} -> {after.state}",
+            body=f"{event.provider} {event.key}: {event.previous or 'seen'} -> {event.state}",
             severity_number=SeverityNumber.WARN if waiting else SeverityNumber.INFO,
             severity_text="WARN" if waiting else "INFO",
-            attributes=state_change_attributes(before, after),
+            attributes=state_change_attributes(event),
         )
-        labels = {"provider": after.provider, "to_state": after.state}
-        self._transitions.add(1, {**labels, "from_state": before.state if before else ""})
-        key = _key(after)
-        at = after.since if after.since > 0 else self._now()
+        self._transitions.add(
+            1,
+            {
+                "provider": event.provider,
+                "from_state": event.previous or "",
+                "to_state": event.state,
+            },
+        )
+        at = event.since if event.since > 0 else self._now()
         if waiting:
-            self._wait_started.setdefault(key, at)
-        elif key in self._wait_started:
-            started = self._wait_started.pop(key)
-            if after.state == "working":
-                self._waits.record(max(0.0, at - started), {"provider": after.provider})
+            self._wait_started.setdefault(event.key, at)
+        elif event.key in self._wait_started:
+            started = self._wait_started.pop(event.key)
+            if event.state == "working":
+                self._waits.record(max(0.0, at - started), {"provider": event.provider})
 
     def close(self) -> None:
         for provider in self._providers:
@@ -195,9 +201,3 @@ class OtlpExport:
         import time
 
         return self.clock() if self.clock is not None else time.time()
-
-
-def _key(run: RunSummary) -> str:
-    from agentspool import run_key
-
-    return run_key(run)

@@ -7,7 +7,15 @@ import datetime as dt
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from agentspool import PendingApproval, PendingDialog, RunSummary, UsageReport, UsageRow
+from agentspool import (
+    PendingApproval,
+    PendingDialog,
+    RunChange,
+    RunEvent,
+    RunSummary,
+    UsageReport,
+    UsageRow,
+)
 from agentspool.serve.metrics import FleetMetrics
 
 NOW = 1_800_000_000.0
@@ -26,6 +34,17 @@ def run(run_id: str, state: str, *, since: float = NOW - 60, **kw) -> RunSummary
     )
 
 
+def moved(before: RunSummary | None, after: RunSummary | None) -> RunEvent:
+    """The event the hub publishes for a run going from ``before`` to ``after``."""
+    some = after if after is not None else before
+    assert some is not None
+    return RunChange(f"{some.provider}:{some.run_id}", before, after).event(NOW)
+
+
+def listing(*runs: RunSummary) -> FleetMetrics:
+    return FleetMetrics(runs=lambda: list(runs), clock=lambda: NOW)
+
+
 def scrape(metrics: FleetMetrics) -> dict[str, list[tuple[dict[str, str], float]]]:
     text, content_type = metrics.exposition()
     assert content_type.startswith("text/plain")
@@ -37,14 +56,11 @@ def scrape(metrics: FleetMetrics) -> dict[str, list[tuple[dict[str, str], float]
 
 
 def test_runs_are_counted_by_provider_state_and_task() -> None:
-    metrics = FleetMetrics(clock=lambda: NOW)
-    metrics.set_runs(
-        [
-            run("a", "working"),
-            run("b", "working"),
-            run("c", "idle"),
-            run("d", "needs_input", provider="codex"),
-        ]
+    metrics = listing(
+        run("a", "working"),
+        run("b", "working"),
+        run("c", "idle"),
+        run("d", "needs_input", provider="codex"),
     )
     counts = {
         (labels["provider"], labels["state"]): value
@@ -58,16 +74,13 @@ def test_runs_are_counted_by_provider_state_and_task() -> None:
 
 
 def test_each_waiting_run_says_how_long_and_for_what() -> None:
-    metrics = FleetMetrics(clock=lambda: NOW)
     approval = PendingApproval(tool_name="Bash", tool_input={"command": "make"})
     question = PendingDialog(kind="question", prompt="Which DB?")
-    metrics.set_runs(
-        [
-            run("asks", "needs_input", since=NOW - 300, pending_approval=approval),
-            run("quiz", "question", since=NOW - 30, pending_dialog=question),
-            run("done", "needs_input", since=NOW - 5),
-            run("busy", "working", since=NOW - 7200),
-        ]
+    metrics = listing(
+        run("asks", "needs_input", since=NOW - 300, pending_approval=approval),
+        run("quiz", "question", since=NOW - 30, pending_dialog=question),
+        run("done", "needs_input", since=NOW - 5),
+        run("busy", "working", since=NOW - 7200),
     )
     found = scrape(metrics)
     waiting = {
@@ -84,24 +97,23 @@ def test_each_waiting_run_says_how_long_and_for_what() -> None:
 
 
 def test_per_run_series_are_capped_and_the_cut_is_counted() -> None:
-    metrics = FleetMetrics(clock=lambda: NOW, max_runs=3)
-    metrics.set_runs([run(f"r{i}", "working", since=NOW - i) for i in range(10)])
+    runs = [run(f"r{i}", "working", since=NOW - i) for i in range(10)]
+    metrics = FleetMetrics(runs=lambda: runs, clock=lambda: NOW, max_runs=3)
     found = scrape(metrics)
     assert len(found["agentspool_working_seconds"]) == 3
     assert found["agentspool_series_dropped"] == [({}, 7.0)]
 
 
 def test_a_run_leaving_a_state_leaves_its_series() -> None:
-    metrics = FleetMetrics(clock=lambda: NOW)
-    metrics.set_runs([run("a", "needs_input")])
+    now = [run("a", "needs_input")]
+    metrics = FleetMetrics(runs=lambda: now, clock=lambda: NOW)
     assert len(scrape(metrics)["agentspool_waiting_seconds"]) == 1
-    metrics.set_runs([run("a", "working")])
+    now = [run("a", "working")]
     assert scrape(metrics).get("agentspool_waiting_seconds", []) == []
 
 
 def test_transitions_are_counted_and_a_finished_wait_observed() -> None:
-    clock = [NOW]
-    metrics = FleetMetrics(clock=lambda: clock[0])
+    metrics = FleetMetrics(clock=lambda: NOW)
     working = run("a", "working", since=NOW)
     waiting = run(
         "a",
@@ -110,9 +122,9 @@ def test_transitions_are_counted_and_a_finished_wait_observed() -> None:
         pending_approval=PendingApproval(tool_name="Bash", tool_input={"command": "ls"}),
     )
     again = run("a", "working", since=NOW + 100)
-    metrics.observe(None, working)
-    metrics.observe(working, waiting)
-    metrics.observe(waiting, again)
+    metrics.observe(moved(None, working))
+    metrics.observe(moved(working, waiting))
+    metrics.observe(moved(waiting, again))
     found = scrape(metrics)
     transitions = {
         (labels["from_state"], labels["to_state"]): v
@@ -132,8 +144,8 @@ def test_transitions_are_counted_and_a_finished_wait_observed() -> None:
 def test_a_wait_that_ends_without_working_again_is_not_a_finished_wait() -> None:
     metrics = FleetMetrics(clock=lambda: NOW)
     waiting = run("a", "question", since=NOW)
-    metrics.observe(None, waiting)
-    metrics.observe(waiting, run("a", "ended", since=NOW + 5))
+    metrics.observe(moved(None, waiting))
+    metrics.observe(moved(waiting, run("a", "ended", since=NOW + 5)))
     found = scrape(metrics)
     assert found.get("agentspool_wait_duration_seconds_count", []) == []
 

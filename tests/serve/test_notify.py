@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from agentspool import PendingApproval, PendingDialog, RunSummary
+from agentspool import PendingApproval, PendingDialog, RunChange, RunEvent, RunSummary
 from agentspool.serve.notify import Notifier, what_to_do
 
 NOW = 1_800_000_000.0
@@ -81,6 +81,11 @@ def run(state: str, *, since: float = NOW, **kw) -> RunSummary:
     )
 
 
+def ev(after: RunSummary) -> RunEvent:
+    """The event the hub publishes when a poll sees the run so (``changed``)."""
+    return RunChange("claude-code:r1", after, after).event(NOW)
+
+
 APPROVAL = PendingApproval(
     tool_name="Bash", tool_input={"command": "rm -rf build"}, tool_use_id="t1"
 )
@@ -89,14 +94,14 @@ APPROVAL = PendingApproval(
 def test_one_message_per_wait_with_what_to_do(receiver: Receiver) -> None:
     notifier = Notifier([receiver.url], retries=())
     waiting = run("needs_input", pending_approval=APPROVAL)
-    notifier.observe(run("working"))
-    notifier.observe(waiting)
-    notifier.observe(waiting)  # the next poll: the same wait
+    notifier.observe(ev(run("working")))
+    notifier.observe(ev(waiting))
+    notifier.observe(ev(waiting))  # the next poll: the same wait
     # A later hook about the same prompt moves its evidence time: still the same wait.
-    notifier.observe(run("needs_input", since=NOW + 3, pending_approval=APPROVAL))
-    notifier.observe(run("working", since=NOW + 9))
+    notifier.observe(ev(run("needs_input", since=NOW + 3, pending_approval=APPROVAL)))
+    notifier.observe(ev(run("working", since=NOW + 9)))
     question = PendingDialog(kind="question", prompt="Which database?", tool_use_id="q1")
-    notifier.observe(run("question", since=NOW + 20, pending_dialog=question))
+    notifier.observe(ev(run("question", since=NOW + 20, pending_dialog=question)))
     notifier.close()
     bodies = receiver.wait_for(2)
     assert len(bodies) == 2
@@ -109,9 +114,9 @@ def test_one_message_per_wait_with_what_to_do(receiver: Receiver) -> None:
 
 def test_only_the_kinds_asked_for(receiver: Receiver) -> None:
     notifier = Notifier([receiver.url], kinds=("approval",), retries=())
-    notifier.observe(run("needs_input"))  # turn ended: not asked for
-    notifier.observe(run("working", since=NOW + 1))
-    notifier.observe(run("needs_input", since=NOW + 2, pending_approval=APPROVAL))
+    notifier.observe(ev(run("needs_input")))  # turn ended: not asked for
+    notifier.observe(ev(run("working", since=NOW + 1)))
+    notifier.observe(ev(run("needs_input", since=NOW + 2, pending_approval=APPROVAL)))
     notifier.close()
     bodies = receiver.wait_for(1)
     assert [b["title"] for b in bodies] == ["claude-code waits on you: approve Bash: rm -rf build"]
@@ -121,11 +126,11 @@ def test_a_reminder_once_after_the_delay(receiver: Receiver) -> None:
     clock = [NOW]
     notifier = Notifier([receiver.url], remind_after=600, clock=lambda: clock[0], retries=())
     waiting = run("needs_input", pending_approval=APPROVAL)
-    notifier.observe(waiting)
-    notifier.remind([waiting])
+    notifier.observe(ev(waiting))
+    notifier.remind()
     clock[0] += 601
-    notifier.remind([waiting])
-    notifier.remind([waiting])
+    notifier.remind()
+    notifier.remind()
     notifier.close()
     titles = [b["title"] for b in receiver.wait_for(2)]
     assert titles == [
@@ -138,9 +143,9 @@ def test_a_failing_receiver_is_retried_and_does_not_stop_the_next_message() -> N
     flaky = Receiver(fail=1)
     try:
         notifier = Notifier([flaky.url], retries=(0.05,))
-        notifier.observe(run("needs_input", pending_approval=APPROVAL))
-        notifier.observe(run("working", since=NOW + 1))
-        notifier.observe(run("needs_input", since=NOW + 2))
+        notifier.observe(ev(run("needs_input", pending_approval=APPROVAL)))
+        notifier.observe(ev(run("working", since=NOW + 1)))
+        notifier.observe(ev(run("needs_input", since=NOW + 2)))
         notifier.close()
         bodies = flaky.wait_for(2)
         assert flaky.posts == 3, "the refused message was not sent again"
@@ -157,7 +162,7 @@ def test_a_receiver_that_never_answers_is_given_up_on() -> None:
     down = Receiver(fail=100)
     try:
         notifier = Notifier([down.url], retries=(0.01, 0.01))
-        notifier.observe(run("needs_input", pending_approval=APPROVAL))
+        notifier.observe(ev(run("needs_input", pending_approval=APPROVAL)))
         notifier.close()
         assert down.posts == 3
         assert (notifier.sent, notifier.failed) == (0, 1)

@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 
-from agentspool import PendingApproval, RunSummary
+from agentspool import PendingApproval, RunChange, RunEvent, RunSummary
 from agentspool.serve.otlp import EVENT_NAME, OtlpExport
 
 NOW = 1_800_000_000.0
@@ -79,6 +79,10 @@ def run(state: str, *, since: float, **kw) -> RunSummary:
     )
 
 
+def moved(before: RunSummary | None, after: RunSummary) -> RunEvent:
+    return RunChange("claude-code:r1", before, after).event(NOW)
+
+
 def _attrs(pairs) -> dict[str, str]:
     return {kv.key: kv.value.string_value for kv in pairs}
 
@@ -94,12 +98,12 @@ def test_each_transition_is_a_log_record_and_the_metrics_are_pushed(
     current = [working]
     export = OtlpExport(url=collector.url, runs=lambda: current, clock=lambda: NOW + 70)
     export.start()
-    export.observe(None, working)
+    export.observe(moved(None, working))
     current = [waiting]
-    export.observe(working, waiting)
-    export.observe(waiting, waiting)  # no move: no record
+    export.observe(moved(working, waiting))
+    export.observe(moved(waiting, waiting))  # no move: no record
     current = [again]
-    export.observe(waiting, again)
+    export.observe(moved(waiting, again))
     export.close()
 
     records = [
@@ -157,6 +161,6 @@ def test_the_endpoint_can_come_from_the_standard_variables(
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", collector.url + "/v1/metrics")
     export = OtlpExport(url="", runs=list)
     export.start()
-    export.observe(None, run("working", since=NOW))
+    export.observe(moved(None, run("working", since=NOW)))
     export.close()
     assert "/v1/logs" in collector.paths
