@@ -22,6 +22,7 @@ prometheus-client is imported here, by ``serve`` only.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from agentspool import RunEvent, RunSummary, UsageReport
 
 from agentspool import run_key
+from agentspool.errors import AgentspoolError
+
+log = logging.getLogger("agentspool.serve")
 
 WAITING = ("needs_input", "question")
 WaitsFor = Literal["approval", "question", "turn"]
@@ -136,8 +140,13 @@ class FleetMetrics:
         if cached is not None and now - cached[0] < self.usage_every:
             return cached[1], cached[2]
         assert self.usage is not None
-        total = self.usage(None)
-        today = self.usage(dt.date.fromtimestamp(now))
+        try:
+            total = self.usage(None)
+            today = self.usage(dt.date.fromtimestamp(now))
+        except (AgentspoolError, OSError) as exc:
+            # A store being rebuilt, or not there yet: the live series still answer.
+            log.warning("metrics: usage not read: %s", exc)
+            total = today = None
         self._usage_cache = (now, total, today)
         return total, today
 

@@ -149,6 +149,7 @@ class Notifier:
 
     def __post_init__(self) -> None:
         self._wanted: frozenset[WaitKind | None] = frozenset(self.kinds)
+        self._started = self.clock()
 
     def observe(self, event: RunEvent) -> None:
         """One transition (called in the hub's thread: it only queues)."""
@@ -167,6 +168,10 @@ class Notifier:
                 known.run = event
                 return
             self._open[event.key] = _Open(identity, event, self.clock())
+        if event.event == "seen" and 0 < event.since < self._started:
+            # Already waiting when we started following (a restart, a first poll): not
+            # news, and told before if we ran then. Known now, so never told twice.
+            return
         if kind in self._wanted:
             self._put(message_for(event))
         elif self.remind_after is not None:

@@ -112,6 +112,19 @@ def test_one_message_per_wait_with_what_to_do(receiver: Receiver) -> None:
     assert "answer: Which database?" in second["message"]
 
 
+def test_a_wait_open_before_the_notifier_started_is_not_news(receiver: Receiver) -> None:
+    notifier = Notifier([receiver.url], retries=(), clock=lambda: NOW + 100)
+    waiting = run("needs_input", since=NOW, pending_approval=APPROVAL)
+    notifier.observe(RunChange("claude-code:r1", None, waiting).event(NOW + 100))
+    notifier.observe(ev(waiting))  # the next poll
+    fresh = run(
+        "question", since=NOW + 101, pending_dialog=PendingDialog(kind="question", prompt="Go?")
+    )
+    notifier.observe(RunChange("claude-code:r1", waiting, fresh).event(NOW + 102))
+    notifier.close()
+    assert [b["message"].splitlines()[0] for b in receiver.wait_for(1)] == ["answer: Go?"]
+
+
 def test_only_the_kinds_asked_for(receiver: Receiver) -> None:
     notifier = Notifier([receiver.url], kinds=("approval",), retries=())
     notifier.observe(ev(run("needs_input")))  # turn ended: not asked for
