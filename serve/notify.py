@@ -6,10 +6,12 @@ URLs name the service (``ntfy://``, ``slack://``, ``tgram://``, ``mailto://``,
 or again after a restart of the follower's view, is not a new one — and, with
 ``remind_after``, once more if it is still open that long after.
 
-Sending is off the caller's path: ``observe`` only queues (bounded; the oldest message
-is dropped with a log line when a notifier is down for long), and one thread sends,
-retrying a failed message with a growing pause before it gives up on it. A failure is
-logged, never raised, and never holds the next message back for longer than its retries.
+Sending is off the caller's path: ``observe`` only queues, and each URL has its own
+queue (bounded: past it a message is dropped with a log line) and its own sending
+thread, which retries a refused message with a growing pause before it gives up on it.
+A failure is logged, never raised; a receiver that is down holds back only its own
+messages, and each of those no longer than its retries; the other URLs get theirs at
+once, and exactly once (a retry goes to the URL that refused, never to all).
 
 apprise is imported by that thread, on the first message (no serve or watch that never
 notifies pays for it).
@@ -124,32 +126,108 @@ Send = Callable[[Message], bool]
 
 
 @dataclass
+class _Outlet:
+    """One URL's queue and sending thread: a receiver that is down holds back only its
+    own messages, never another URL's, and never the caller."""
+
+    url: str
+    retries: Sequence[float]
+    sent: int = 0
+    failed: int = 0
+    _queue: queue.Queue[Message | None] = field(
+        default_factory=lambda: queue.Queue(maxsize=QUEUE_SIZE)
+    )
+    _thread: threading.Thread | None = None
+
+    def put(self, message: Message) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="agentspool-notify", daemon=True)
+            self._thread.start()
+        try:
+            self._queue.put_nowait(message)
+        except queue.Full:
+            log.warning("notifications: %s: queue full, dropped: %s", self.url, message.title)
+
+    def close(self, timeout: float) -> None:
+        if self._thread is None:
+            return
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            send = _apprise_sender(self.url)
+        except Exception as exc:  # noqa: BLE001 - apprise missing or broken: said once
+            log.error("notifications: cannot start apprise: %s: %s", type(exc).__name__, exc)
+            send = _refuse
+        while (message := self._queue.get()) is not None:
+            self._deliver(send, message)
+
+    def _deliver(self, send: Send, message: Message) -> None:
+        attempt = 0
+        for attempt, pause in enumerate((*self.retries, None), 1):
+            try:
+                if send(message):
+                    self.sent += 1
+                    return
+                problem = "refused"
+            except Exception as exc:  # noqa: BLE001 - a notifier bug must not end the thread
+                problem = f"{type(exc).__name__}: {exc}"
+            if pause is None:
+                break
+            log.warning(
+                "notifications: %s: %s (attempt %d), retrying in %gs",
+                self.url,
+                problem,
+                attempt,
+                pause,
+            )
+            time.sleep(pause)
+        self.failed += 1
+        log.error(
+            "notifications: %s: gave up on %r after %d attempts", self.url, message.title, attempt
+        )
+
+
+@dataclass
 class Notifier:
     """A ``TransitionHub`` subscriber (or ``watch``'s): one message per new wait of the
-    chosen kinds, and at most one reminder."""
+    chosen kinds to each URL, and at most one reminder."""
 
     urls: Sequence[str] = ()
     kinds: Iterable[WaitKind] = WAIT_KINDS
     remind_after: float | None = None
     """Seconds after which a still-open wait is notified once more (``None``: never)."""
     clock: Callable[[], float] = time.time
-    send: Send | None = None
-    """Instead of apprise (tests of the code on top: the delivery itself is apprise's)."""
     retries: Sequence[float] = RETRIES
     check_every: float = 5.0
-    """Seconds between the sending thread's looks for waits due a reminder."""
-    sent: int = 0
-    failed: int = 0
+    """Seconds between looks for waits due a reminder."""
     _open: dict[str, _Open] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _queue: queue.Queue[Message | None] = field(
-        default_factory=lambda: queue.Queue(maxsize=QUEUE_SIZE)
-    )
-    _thread: threading.Thread | None = None
+    _outlets: list[_Outlet] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _reminder: threading.Thread | None = None
 
     def __post_init__(self) -> None:
         self._wanted: frozenset[WaitKind | None] = frozenset(self.kinds)
         self._started = self.clock()
+        self._outlets = [_Outlet(url, self.retries) for url in self.urls]
+        if self.remind_after is not None:
+            self._reminder = threading.Thread(
+                target=self._remind_loop, name="agentspool-remind", daemon=True
+            )
+            self._reminder.start()
+
+    @property
+    def sent(self) -> int:
+        return sum(o.sent for o in self._outlets)
+
+    @property
+    def failed(self) -> int:
+        return sum(o.failed for o in self._outlets)
 
     def observe(self, event: RunEvent) -> None:
         """One transition (called in the hub's thread: it only queues)."""
@@ -174,12 +252,10 @@ class Notifier:
             return
         if kind in self._wanted:
             self._put(message_for(event))
-        elif self.remind_after is not None:
-            self._start()
 
     def remind(self) -> None:
-        """Queue the reminder of every wait open ``remind_after`` seconds (the sending
-        thread calls it every ``check_every`` seconds)."""
+        """Queue the reminder of every wait open ``remind_after`` seconds (called every
+        ``check_every`` seconds by a thread of its own)."""
         if self.remind_after is None:
             return
         now = self.clock()
@@ -195,66 +271,25 @@ class Notifier:
             self._put(message_for(run, reminder=True))
 
     def close(self, timeout: float = 5.0) -> None:
-        """Send what is queued (within ``timeout``), then stop the sending thread."""
-        if self._thread is None:
-            return
-        try:
-            self._queue.put(None, timeout=timeout)
-        except queue.Full:
-            return
-        self._thread.join(timeout)
-
-    def _start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="agentspool-notify", daemon=True)
-            self._thread.start()
+        """Send what is queued (within ``timeout`` per URL), then stop the threads."""
+        self._stop.set()
+        for outlet in self._outlets:
+            outlet.close(timeout)
 
     def _put(self, message: Message) -> None:
-        self._start()
-        try:
-            self._queue.put_nowait(message)
-        except queue.Full:
-            log.warning("notifications: queue full, dropped: %s", message.title)
+        for outlet in self._outlets:
+            outlet.put(message)
 
-    def _run(self) -> None:
-        try:
-            send = self.send or _apprise_sender(self.urls)
-        except Exception as exc:  # noqa: BLE001 - apprise missing or broken: said once
-            log.error("notifications: cannot start apprise: %s: %s", type(exc).__name__, exc)
-            send = _refuse
-        while True:
-            try:
-                message = self._queue.get(timeout=self.check_every)
-            except queue.Empty:
-                self.remind()
-                continue
-            if message is None:
-                return
-            self._deliver(send, message)
-
-    def _deliver(self, send: Send, message: Message) -> None:
-        attempt = 0
-        for attempt, pause in enumerate((*self.retries, None), 1):
-            try:
-                if send(message):
-                    self.sent += 1
-                    return
-                problem = "refused"
-            except Exception as exc:  # noqa: BLE001 - a notifier bug must not end the thread
-                problem = f"{type(exc).__name__}: {exc}"
-            if pause is None:
-                break
-            log.warning("notifications: %s (attempt %d), retrying in %gs", problem, attempt, pause)
-            time.sleep(pause)
-        self.failed += 1
-        log.error("notifications: gave up on %r after %d attempts", message.title, attempt)
+    def _remind_loop(self) -> None:
+        while not self._stop.wait(self.check_every):
+            self.remind()
 
 
 def _refuse(message: Message) -> bool:
     return False
 
 
-def _apprise_sender(urls: Sequence[str]) -> Send:
+def _apprise_sender(url: str) -> Send:
     import warnings
 
     with warnings.catch_warnings():
@@ -264,9 +299,8 @@ def _apprise_sender(urls: Sequence[str]) -> Send:
         import apprise
 
         notifier = apprise.Apprise()
-        for url in urls:
-            if not notifier.add(url):
-                log.error("notifications: apprise does not take the URL %r", url)
+        if not notifier.add(url):
+            log.error("notifications: apprise does not take the URL %r", url)
 
     def send(message: Message) -> bool:
         return bool(notifier.notify(title=message.title, body=message.body))

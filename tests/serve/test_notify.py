@@ -137,7 +137,9 @@ def test_only_the_kinds_asked_for(receiver: Receiver) -> None:
 
 def test_a_reminder_once_after_the_delay(receiver: Receiver) -> None:
     clock = [NOW]
-    notifier = Notifier([receiver.url], remind_after=600, clock=lambda: clock[0], retries=())
+    notifier = Notifier(
+        [receiver.url], remind_after=600, clock=lambda: clock[0], retries=(), check_every=3600
+    )
     waiting = run("needs_input", pending_approval=APPROVAL)
     notifier.observe(ev(waiting))
     notifier.remind()
@@ -169,6 +171,25 @@ def test_a_failing_receiver_is_retried_and_does_not_stop_the_next_message() -> N
         assert (notifier.sent, notifier.failed) == (2, 0)
     finally:
         flaky.stop()
+
+
+def test_a_receiver_that_is_down_holds_back_no_other_url(receiver: Receiver) -> None:
+    down = Receiver(fail=100)
+    try:
+        notifier = Notifier([down.url, receiver.url], retries=(0.5, 0.5))
+        notifier.observe(ev(run("needs_input", pending_approval=APPROVAL)))
+        notifier.observe(ev(run("working", since=NOW + 1)))
+        notifier.observe(ev(run("needs_input", since=NOW + 2)))
+        bodies = receiver.wait_for(2, timeout=0.9)  # before the first retry's pause is over
+        assert [b["message"].splitlines()[0] for b in bodies] == [
+            "approve Bash: rm -rf build",
+            "your turn",
+        ]
+        notifier.close()
+        assert len(receiver.bodies) == 2, "a retry went to the URL that had taken it"
+        assert down.posts == 6
+    finally:
+        down.stop()
 
 
 def test_a_receiver_that_never_answers_is_given_up_on() -> None:
