@@ -162,6 +162,17 @@ class NotRegularFileError(AgentspoolError, OSError):
         self.kind = kind
 
 
+class MissingExtraError(AgentspoolError, ImportError):
+    """A feature whose optional dependencies (a pip extra) are not installed."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} needs the {extra!r} extra: pip install 'agentspool[{extra}]' "
+            f"(no module {module!r})"
+        )
+        self.extra = extra
+
+
 EXIT_ERROR = 1
 """The exit status of a failure that is one line: any ``AgentspoolError`` or ``OSError``."""
 EXIT_USAGE = 2
