@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -35,11 +35,11 @@ if TYPE_CHECKING:
 
 from agentspool import run_key
 from agentspool.errors import AgentspoolError
+from agentspool.serve.notify import WaitKind, wait_kind
 
 log = logging.getLogger("agentspool.serve")
 
 WAITING = ("needs_input", "question")
-WaitsFor = Literal["approval", "question", "turn"]
 WAIT_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0)
 """Seconds: a permission prompt answered at once to one left over lunch and beyond."""
 MAX_RUNS = 100
@@ -52,20 +52,10 @@ TOKEN_KINDS = (
 )
 
 
-def waits_for(run: RunSummary) -> WaitsFor | None:
-    """What the operator is waited on for: an approval, an answer, or their next prompt
-    (the turn ended); ``None`` when the run does not wait on them."""
-    if run.state == "question":
-        return "question"
-    if run.state == "needs_input":
-        return "approval" if run.pending_approval is not None else "turn"
-    return None
-
-
 @dataclass
 class _Wait:
     started: float
-    waits_for: WaitsFor
+    waits_for: WaitKind
 
 
 @dataclass
@@ -121,7 +111,7 @@ class FleetMetrics:
         elif event.state not in WAITING:
             self._waits.pop(event.key, None)
         else:
-            kind = waits_for(event)
+            kind = wait_kind(event)
             if kind is not None and (wait is None or wait.waits_for != kind):
                 self._waits[event.key] = _Wait(self._started(event), kind)
 
@@ -192,7 +182,7 @@ class _Live:
         shown = dropped = 0
         # ls's order: waiting (longest first), then working (longest first).
         for run in runs:
-            kind = waits_for(run)
+            kind = wait_kind(run)
             if kind is None and run.state != "working":
                 continue
             if shown >= metrics.max_runs:
