@@ -26,9 +26,11 @@
     │                                                      or transcript file
     ├── AmbiguousSessionError(AgentspoolError, LookupError)
     │                                                      an id prefix several sessions share
-    └── NotRegularFileError(AgentspoolError, OSError)      a path that should be a file is a
-                                                           FIFO, a dir, a device (not read,
-                                                           not written: it could block)
+    ├── NotRegularFileError(AgentspoolError, OSError)      a path that should be a file is a
+    │                                                      FIFO, a dir, a device (not read,
+    │                                                      not written: it could block)
+    └── MissingExtraError(AgentspoolError, ImportError)    a feature whose pip extra is not
+                                                           installed
 
 Each carries the offending object as attributes and names it in ``str()``, so the CLI's
 one-line error is always "<what>: <path or value>: <problem>". An attribute named
@@ -160,6 +162,17 @@ class NotRegularFileError(AgentspoolError, OSError):
         super().__init__(f"{path}: is {kind}, not a regular file; not read")
         self.path = path
         self.kind = kind
+
+
+class MissingExtraError(AgentspoolError, ImportError):
+    """A feature whose optional dependencies (a pip extra) are not installed."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} needs the {extra!r} extra: pip install 'agentspool[{extra}]' "
+            f"(no module {module!r})"
+        )
+        self.extra = extra
 
 
 EXIT_ERROR = 1
