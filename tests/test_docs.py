@@ -19,7 +19,9 @@ _ADR_NAME = re.compile(r"^(\d{4})-[a-z0-9-]+\.md$")
 
 
 def _adrs() -> list[str]:
-    return sorted(name for name in os.listdir(ADR_DIR) if name.endswith(".md") and name[0].isdigit())
+    return sorted(
+        name for name in os.listdir(ADR_DIR) if name.endswith(".md") and name[0].isdigit()
+    )
 
 
 def _status(text: str) -> str:
