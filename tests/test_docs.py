@@ -46,3 +46,24 @@ def test_adr_numbers_are_unique_and_contiguous() -> None:
     assert all(_ADR_NAME.match(n) for n in names), [n for n in names if not _ADR_NAME.match(n)]
     numbers = [int(n[:4]) for n in names]
     assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_the_version_is_the_last_released_changelog_section() -> None:
+    """The CHANGELOG is kept in released sections, newest first, under ``[Unreleased]``;
+    the package says the version of the last one."""
+    import tomllib
+
+    import agentspool
+
+    with open(os.path.join(REPO, "CHANGELOG.md"), encoding="utf-8") as f:
+        headings = [line for line in f.read().splitlines() if line.startswith("## ")]
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as f:
+        version = tomllib.load(f)["project"]["version"]
+    assert headings[0] == "## [Unreleased]"
+    released = [
+        re.fullmatch(r"## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}", h) for h in headings[1:]
+    ]
+    assert all(released), headings
+    versions = [m.group(1) for m in released if m]
+    assert versions == sorted(versions, key=lambda v: tuple(map(int, v.split("."))), reverse=True)
+    assert versions[0] == version == agentspool.__version__
