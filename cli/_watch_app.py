@@ -28,41 +28,23 @@ from textual.widgets import Footer, Header, Input, Static
 import agentspool
 from agentspool import AgentspoolError, RunSummary
 from agentspool.cli._terminal import one_line
-from agentspool.cli.render import GAP, HEADERS, RunRow, ago, cut, fit, run_row
+from agentspool.cli.render import runs as render_runs
+from agentspool.cli.render.runs import (
+    Line,
+    RunRow,
+    Widths,
+    ago,
+    fit,
+    header_line,
+    line_parts,
+    run_row,
+)
 from agentspool.cli.watch import WAITING, Follower, _waits
 
 LAST_MESSAGES = 6
-STATE_STYLES = {
-    "question": Style(color="magenta", bold=True),
-    "needs_input": Style(color="yellow", bold=True),
-    "working": Style(color="green"),
-    "idle": Style(dim=True),
-}
+# The row's style, parsed once: a repaint copies the visible rows, styles and all.
+STYLES = {style: Style.parse(style) for style in render_runs.STATE_STYLES.values()}
 CURSOR = Style(reverse=True)
-Line = tuple[str, str, str, Style | None]
-"""A row: the text before the state column, the state cell, the rest, the state's style."""
-Widths = tuple[tuple[str, int], ...]
-"""The columns drawn and their widths (``render.fit``)."""
-
-
-def _cells(row: RunRow, widths: Widths) -> Line:
-    """A row laid out in the columns ``widths`` names (``render.fit``: the same as ``ls``)."""
-    parts: dict[str, str] = {}
-    for name, width in widths:
-        text = cut(row.cell(name), width)
-        parts[name] = text.rjust(width) if name == "for" else text.ljust(width)
-    gap = " " * GAP
-    before = "".join(parts[n] + gap for n, _ in widths if n in ("provider", "run"))
-    after = gap + gap.join(parts[n] for n, _ in widths if n not in ("provider", "run", "state"))
-    return before, parts["state"], after.rstrip(), STATE_STYLES.get(row.wire)
-
-
-def _header(widths: Widths) -> str:
-    return (
-        (" " * GAP)
-        .join(HEADERS[n].rjust(w) if n == "for" else HEADERS[n].ljust(w) for n, w in widths)
-        .rstrip()
-    )
 
 
 def escape(text: str) -> str:
@@ -135,7 +117,7 @@ class RunList(ScrollView, can_focus=True):
         text_width = len(before) + len(state)
         segments = [
             Segment(before),
-            Segment(state, style),
+            Segment(state, STYLES.get(style)),
             Segment(after[: max(0, width - text_width)]),
         ]
         strip = Strip(segments).adjust_cell_length(width)
@@ -243,12 +225,12 @@ class WatchApp(App[None]):
         relayout = widths != self.widths
         if relayout:
             self.widths = widths
-            self.query_one("#columns", Static).update(escape(_header(widths)))
+            self.query_one("#columns", Static).update(escape(header_line(widths)))
         rows = {}
         for key, run in runs.items():
             row = self.rows.get(key)
             if relayout or row is None or row[1] is not cells[key]:
-                row = (run, cells[key], _cells(cells[key], widths))
+                row = (run, cells[key], line_parts(cells[key], widths))
             rows[key] = row
         self.rows = rows
         self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
@@ -283,7 +265,7 @@ class WatchApp(App[None]):
             self.redraw()  # what it waits on needs wider columns: lay every row out again
             return
         for key, row in fresh.items():
-            self.rows[key] = (poll.runs[key], row, _cells(row, self.widths))
+            self.rows[key] = (poll.runs[key], row, line_parts(row, self.widths))
         self.query_one(RunList).set_rows(
             list(self.rows), [line for _, _, line in self.rows.values()]
         )

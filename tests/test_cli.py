@@ -126,16 +126,22 @@ def test_sweep_dry_run_json(three_runs, capsys):
     assert sorted(n for n in os.listdir(three_runs) if not n.startswith(".")) == ["a", "b", "c"]
 
 
-def test_sweep_keeps_and_removes(three_runs, capsys):
-    assert (
-        main(
-            ["sweep", "--runtime-dir", three_runs, "--keep", "a", "--keep", "b", "--min-idle", "0"]
-        )
-        == 0
-    )
+def test_sweep_keeps_and_removes_with_yes(three_runs, capsys):
+    argv = ["sweep", "--runtime-dir", three_runs, "--keep", "a", "--keep", "b", "--min-idle", "0"]
+    assert main([*argv, "--yes"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "removed 1: c"
     assert sorted(n for n in os.listdir(three_runs) if not n.startswith(".")) == ["a", "b"]
+
+
+def test_sweep_without_yes_only_reports(three_runs, capsys):
+    """Dry by default, as every destructive command; --dry-run is still accepted."""
+    argv = ["sweep", "--runtime-dir", three_runs, "--keep", "a", "--min-idle", "0"]
+    for extra in ([], ["--dry-run"]):
+        assert main([*argv, *extra]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out[0] == "would remove 2: b c" and out[-1] == "agentspool sweep --yes removes them"
+        assert sorted(n for n in os.listdir(three_runs) if not n.startswith(".")) == ["a", "b", "c"]
 
 
 def test_sweep_default_min_idle_spares_fresh_runs(three_runs, capsys):
