@@ -372,3 +372,36 @@ def test_read_of_a_private_run_still_works(claude_run, tmp_path, silent):
     )
     assert (proc.returncode, proc.stderr) == (0, b"")
     assert proc.stdout.startswith(f"{claude_run.run_id}: working".encode())
+
+
+def test_the_run_is_a_positional_id_and_run_id_a_hidden_alias(claude_run, capsys):
+    """One spelling of the run on every command that reads one (ADR 0044): ``RUN_ID``
+    after the command (and its provider); ``--run-id`` still works, unlisted."""
+    where = ["--runtime-dir", claude_run.runtime_dir, "--json"]
+    run_id = claude_run.run_id
+    for command in (["read", "claude-code"], ["sig", "claude-code"], ["replay"], ["explain"]):
+        assert main([*command, run_id, *where]) == 0
+        positional = capsys.readouterr().out
+        assert main([*command, "--run-id", run_id, *where]) == 0
+        assert capsys.readouterr().out == positional, command
+    for command in ("read", "sig", "setup", "replay", "explain", "lifecycle"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "--run-id" not in capsys.readouterr().out, command
+    assert main(["lifecycle", "active", run_id, "--runtime-dir", claude_run.runtime_dir]) == 0
+    assert capsys.readouterr().out == f"run {run_id}: active\n"
+
+
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        (["read", "claude-code"], "the following arguments are required: RUN_ID"),
+        (["read", "claude-code", "r1", "--run-id", "r2"], "two run ids: 'r1' and --run-id 'r2'"),
+        (["replay"], "the following arguments are required: RUN_ID"),
+    ],
+)
+def test_a_missing_or_doubled_run_id_is_bad_usage(argv, says, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err

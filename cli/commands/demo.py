@@ -131,15 +131,19 @@ def _with_watch(demo: agentspool.DemoReplay, speed: float) -> None:
 
 
 def _with_ls(demo: agentspool.DemoReplay, speed: float) -> None:
+    from agentspool.cli.render import console
     from agentspool.cli.render.runs import print_runs
+
+    out = console()
 
     def draw() -> None:
         runs = agentspool.list_runs(demo.runtime_dir, include_ended=True, sessions=False)
-        sys.stdout.write(
-            "\x1b[H\x1b[2Jagentspool demo: recorded sessions replayed through the real "
-            "hooks (Ctrl-C stops)\n\n"
+        out.clear()  # on a terminal only: a pipe gets the frames one after another
+        out.print(
+            "agentspool demo: recorded sessions replayed through the real hooks (Ctrl-C stops)"
         )
-        print_runs(runs, time.time(), terminal=sys.stdout.isatty())
+        out.print()
+        print_runs(runs, time.time(), terminal=out.is_terminal)
         sys.stdout.flush()
 
     more = True

@@ -79,6 +79,12 @@ def add_parser(sub: options.Subparsers) -> None:
         help=f"follow the runs as watch does, a tick every SECONDS (default {INTERVAL})",
     )
     options.notify_args(p)
+    _export_args(p)
+    _once_args(p)
+
+
+def _export_args(p: argparse.ArgumentParser) -> None:
+    """Where serve's metrics and transitions go besides its own endpoints."""
     p.add_argument(
         "--otlp",
         nargs="?",
@@ -97,6 +103,10 @@ def add_parser(sub: options.Subparsers) -> None:
         help="runs with their own series on /metrics at most, the longest waits first "
         "(default: %(default)s)",
     )
+
+
+def _once_args(p: argparse.ArgumentParser) -> None:
+    """What serve does once, and exits: the token, the systemd unit."""
     once = p.add_mutually_exclusive_group()
     once.add_argument(
         "--token",
