@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
     from agentspool import UsageReport, UsageRow
 
+WIDE = 120
+"""A terminal at least this wide gets the wide layout: one-line headers, every model's
+release date. A narrower one, 80 columns first, the narrow layout."""
 KEY_HEADERS = {"day": "Date", "session": "Session", "model": "Model", "project": "Project"}
 
 
@@ -26,7 +29,7 @@ def print_usage(report: UsageReport, *, terminal: bool) -> None:
         out.print("no usage recorded" + usage_span(report))
         return
     total = report.total
-    out.print(usage_table(report, narrow=terminal))
+    out.print(usage_table(report, narrow=terminal and out.width < WIDE))
     notes = [
         f"prices as of {report.prices_taken}; days in {report.timezone} time" + usage_span(report)
     ]
