@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 import agentspool
 from agentspool.errors import (
@@ -60,6 +60,8 @@ RUNTIME_DIR_HELP = (
     "the runtime dir holding the runs' spools (default: $AGENTSPOOL_RUNTIME_DIR, "
     "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>)"
 )
+N = TypeVar("N", int, float)
+
 RUN_ID_HELP = "the run's id, as ls prints it (letters, digits, . _ -)"
 WAIT_KINDS = ("approval", "question", "turn")
 
@@ -208,24 +210,23 @@ def wait_kinds(text: str) -> list[str]:
     return kinds
 
 
-def positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
-    return value
+def _positive(convert: Callable[[str], N], what: str) -> Callable[[str], N]:
+    """An argument type: ``convert``'s number, more than zero, else bad usage."""
+
+    def parse(text: str) -> N:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a {what}: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"not a {what}: {text!r}")
+        return value
+
+    return parse
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
-    return value
+positive = _positive(float, "positive number")
+positive_int = _positive(int, "positive whole number")
 
 
 def port(text: str) -> int:
@@ -254,3 +255,10 @@ def zone(text: str) -> str:
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise argparse.ArgumentTypeError(f"not an IANA time zone: {text!r}") from None
     return text
+
+
+def flag(
+    p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, name: str, help: str
+) -> None:
+    """An option that is on or off (``store_true``)."""
+    p.add_argument(name, action="store_true", help=help)

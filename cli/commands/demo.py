@@ -36,11 +36,7 @@ def add_parser(sub: options.Subparsers) -> None:
         metavar="X",
         help="play X times as fast (default: %(default)s)",
     )
-    p.add_argument(
-        "--no-view",
-        action="store_true",
-        help="no screen: print one line per state change of a run instead",
-    )
+    options.flag(p, "--no-view", "no screen: print one line per state change of a run instead")
     options.json_arg(p, "each state change (no screen): one object per line")
 
 

@@ -25,9 +25,7 @@ def add_parser(sub: options.Subparsers) -> None:
         "Exit 1 when something is broken.",
         run=run,
     )
-    p.add_argument(
-        "--no-fire", action="store_true", help="do not fire the hooks (look at their commands)"
-    )
+    options.flag(p, "--no-fire", "do not fire the hooks (look at their commands)")
     options.json_arg(p, "the DoctorReport (checks: provider, check, status, detail, mend; broken)")
 
 

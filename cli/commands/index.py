@@ -32,10 +32,8 @@ def add_parser(sub: options.Subparsers) -> None:
         run=run,
     )
     options.store_arg(p)
-    p.add_argument(
-        "--forget-gone",
-        action="store_true",
-        help="remove the sessions whose transcript file is gone (kept by default)",
+    options.flag(
+        p, "--forget-gone", "remove the sessions whose transcript file is gone (kept by default)"
     )
     options.json_arg(
         p,

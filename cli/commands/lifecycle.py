@@ -32,11 +32,7 @@ def add_parser(sub: options.Subparsers) -> None:
     )
     p.add_argument("--reason", default="", help="why the task is blocked (required for blocked)")
     options.runtime_dir_arg(p)
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="declare done even with uncommitted changes in the git worktree",
-    )
+    options.flag(p, "--force", "declare done even with uncommitted changes in the git worktree")
     options.json_arg(p, "the Declaration (run_id, task_state, task_reason, changed)")
 
 

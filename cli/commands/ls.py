@@ -24,7 +24,7 @@ def add_parser(sub: options.Subparsers) -> None:
         run=run,
     )
     options.runtime_dir_arg(p)
-    p.add_argument("--all", action="store_true", help="also list runs that ended")
+    options.flag(p, "--all", "also list runs that ended")
     options.json_arg(p, "a list of RunSummary objects")
 
 

@@ -22,16 +22,8 @@ def add_parser(sub: options.Subparsers) -> None:
     options.run_arg(p)
     options.runtime_dir_arg(p)
     options.transcript_arg(p)
-    p.add_argument(
-        "--transcript-only",
-        action="store_true",
-        help="read the transcript alone: no hook spool, no status file",
-    )
-    p.add_argument(
-        "--ended",
-        action="store_true",
-        help="the run has terminated: read transcript-only, state 'ended'",
-    )
+    options.flag(p, "--transcript-only", "read the transcript alone: no hook spool, no status file")
+    options.flag(p, "--ended", "the run has terminated: read transcript-only, state 'ended'")
     options.json_arg(p, "the Chat")
 
 

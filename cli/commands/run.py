@@ -26,7 +26,7 @@ def add_parser(sub: options.Subparsers) -> None:
         "--run-id", default=None, help="the run's id (default: <provider>-<time>-<random>)"
     )
     options.runtime_dir_arg(p)
-    p.add_argument("--keep", action="store_true", help="keep the run's spool after it ends")
+    options.flag(p, "--keep", "keep the run's spool after it ends")
     p.add_argument(
         "--cli",
         default=None,

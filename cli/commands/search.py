@@ -44,7 +44,7 @@ def add_parser(sub: options.Subparsers) -> None:
     p.add_argument(
         "--provider", choices=agentspool.providers(), default=None, help="only this provider's"
     )
-    p.add_argument("--no-index", action="store_true", help="search what is indexed already")
+    options.flag(p, "--no-index", "search what is indexed already")
     options.store_arg(p)
     options.json_arg(
         p, "a list of SearchHit objects (session, seq, kind, role, timestamp, snippet, rank)"

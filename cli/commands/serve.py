@@ -45,16 +45,16 @@ def add_parser(sub: options.Subparsers) -> None:
         help="the port (default: %(default)s; 0: any free one, printed)",
     )
     options.runtime_dir_arg(p)
-    p.add_argument(
+    options.flag(
+        p,
         "--no-conversations",
-        action="store_true",
-        help="serve states, usage and waits, never message text (titles, questions, "
+        "serve states, usage and waits, never message text (titles, questions, "
         "commands, transcripts): for a shared screen",
     )
-    p.add_argument(
+    options.flag(
+        p,
         "--require-token",
-        action="store_true",
-        help="need the token on loopback too (other users of this machine can reach it)",
+        "need the token on loopback too (other users of this machine can reach it)",
     )
     p.add_argument(
         "--cors-origin",
@@ -108,18 +108,16 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 def _once_args(p: argparse.ArgumentParser) -> None:
     """What serve does once, and exits: the token, the systemd unit."""
     once = p.add_mutually_exclusive_group()
-    once.add_argument(
-        "--token",
-        action="store_true",
-        help="print the token (made on first use, kept 0600 in the data dir) and exit",
+    options.flag(
+        once, "--token", "print the token (made on first use, kept 0600 in the data dir) and exit"
     )
-    once.add_argument(
+    options.flag(
+        once,
         "--install-unit",
-        action="store_true",
-        help="write a systemd user unit that starts serve at login, with these options, "
+        "write a systemd user unit that starts serve at login, with these options, "
         "and exit ($XDG_CONFIG_HOME/systemd/user/agentspool-serve.service)",
     )
-    once.add_argument("--uninstall-unit", action="store_true", help="remove that unit and exit")
+    options.flag(once, "--uninstall-unit", "remove that unit and exit")
 
 
 def run(args: argparse.Namespace) -> int:

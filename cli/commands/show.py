@@ -36,11 +36,10 @@ def add_parser(sub: options.Subparsers) -> None:
         metavar="SESSION",
         help="a session id, the start of one, or the path of a transcript file",
     )
-    p.add_argument(
+    options.flag(
+        p,
         "--include-inactive",
-        action="store_true",
-        help="also show the records the provider marks superseded (rewind, branch), "
-        "marked [superseded]",
+        "also show the records the provider marks superseded (rewind, branch), marked [superseded]",
     )
     p.add_argument(
         "--lines",
@@ -50,11 +49,7 @@ def add_parser(sub: options.Subparsers) -> None:
         help="lines shown of each tool result, thinking block and summary; 0 shows "
         "them whole (default: %(default)s)",
     )
-    p.add_argument(
-        "--pager",
-        action="store_true",
-        help="on a terminal, page the output through $PAGER (default: less -R)",
-    )
+    options.flag(p, "--pager", "on a terminal, page the output through $PAGER (default: less -R)")
     options.json_arg(p, "the SessionDetail (conversation, tools, orphan_results, subagents, ...)")
 
 

@@ -61,7 +61,7 @@ def add_parser(sub: options.Subparsers) -> None:
         metavar="FILE",
         help="price with this TOML table instead of the shipped one (same shape)",
     )
-    p.add_argument("--no-index", action="store_true", help="count what is indexed already")
+    options.flag(p, "--no-index", "count what is indexed already")
     options.store_arg(p)
     options.json_arg(p, "the UsageReport (by, since, until, timezone, prices_taken, rows, total)")
 

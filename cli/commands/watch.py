@@ -41,10 +41,10 @@ def add_parser(sub: options.Subparsers) -> None:
         choices=get_args(agentspool.ChatState),
         help="only runs in this state (repeatable)",
     )
-    p.add_argument(
+    options.flag(
+        p,
         "--bell",
-        action="store_true",
-        help="ring the terminal and send a desktop notification (where notify-send "
+        "ring the terminal and send a desktop notification (where notify-send "
         "exists) when a run starts waiting on you",
     )
     p.add_argument(
@@ -55,9 +55,7 @@ def add_parser(sub: options.Subparsers) -> None:
         "JSON (a RunSummary) on its stdin",
     )
     options.notify_args(p)
-    p.add_argument(
-        "--json", action="store_true", help="print JSON lines even on a terminal (no drawing)"
-    )
+    options.flag(p, "--json", "print JSON lines even on a terminal (no drawing)")
     p.add_argument(
         "--interval",
         type=options.positive,
@@ -66,7 +64,7 @@ def add_parser(sub: options.Subparsers) -> None:
         help=f"stat the spools hooks append to every SECONDS (default {INTERVAL}); every "
         f"run's whole signature is taken every {FULL_EVERY:g} s, or every SECONDS if longer",
     )
-    p.add_argument("--once", action="store_true", help="with JSON lines: poll once, print, exit")
+    options.flag(p, "--once", "with JSON lines: poll once, print, exit")
     p.add_argument(
         "--for",
         dest="duration",
