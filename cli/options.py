@@ -60,8 +60,6 @@ RUNTIME_DIR_HELP = (
     "the runtime dir holding the runs' spools (default: $AGENTSPOOL_RUNTIME_DIR, "
     "else $XDG_RUNTIME_DIR/agentspool, else $TMPDIR/agentspool-<uid>)"
 )
-N = TypeVar("N", int, float)
-
 RUN_ID_HELP = "the run's id, as ls prints it (letters, digits, . _ -)"
 WAIT_KINDS = ("approval", "question", "turn")
 
@@ -208,6 +206,9 @@ def wait_kinds(text: str) -> list[str]:
     if unknown or not kinds:
         raise argparse.ArgumentTypeError(f"not a list of approval, question, turn: {text!r}")
     return kinds
+
+
+N = TypeVar("N", int, float)
 
 
 def _positive(convert: Callable[[str], N], what: str) -> Callable[[str], N]:

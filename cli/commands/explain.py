@@ -27,7 +27,7 @@ def add_parser(sub: options.Subparsers) -> None:
         metavar="[PROVIDER] RUN_ID",
         help="the run's id, as ls prints it (a provider before it also works)",
     )
-    # The spelling of before the run argument was positional everywhere (ADR 0044).
+    # `explain PROVIDER --run-id RUN_ID`, the spelling before ADR 0044: still accepted.
     p.add_argument("--run-id", default=None, help=argparse.SUPPRESS)
     options.runtime_dir_arg(p)
     options.transcript_arg(p)
