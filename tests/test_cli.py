@@ -405,3 +405,22 @@ def test_a_missing_or_doubled_run_id_is_bad_usage(argv, says, capsys):
         main(argv)
     assert exc.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_every_command_is_handled_by_its_room():
+    """The room convention (ADR 0044): each subcommand's handler is the ``run`` of a
+    module of ``agentspool.cli.commands`` listed in ``ROOMS``, and every room is used."""
+    import argparse
+
+    from agentspool.cli.main import ROOMS, _parser
+
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    used = set()
+    for name, command in sub.choices.items():
+        handler = command.get_default("func")
+        room = sys.modules[handler.__module__]
+        assert room in ROOMS and handler is room.run, name
+        assert room.__name__.startswith("agentspool.cli.commands."), name
+        used.add(room)
+    assert used == set(ROOMS)
+    assert sorted(sub.choices) == sorted([*COMMANDS, "install", "uninstall", "serve", "doctor"])
