@@ -16,7 +16,6 @@ Each scenario writes ``<this dir>/<scenario>/``:
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import sys
 import tempfile
@@ -193,9 +192,7 @@ def tui_deny_esc() -> None:
 
 
 def tui_question() -> None:
-    with Capture(
-        "tui-question", [cs.tool_call("ask_user", ASK), cs.text("Red it is.")]
-    ) as cap:
+    with Capture("tui-question", [cs.tool_call("ask_user", ASK), cs.text("Red it is.")]) as cap:
         cap.start()
         cap.submit("ask me a color")
         cap.wait_hook("notification")
