@@ -26,10 +26,12 @@ from typing import ClassVar
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import (
+    HookSpool,
     Live,
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    agent_watched,
     translated_live,
 )
 from agentspool.adapters.copilot import _install, _lifecycle, _signals
@@ -37,20 +39,11 @@ from agentspool.adapters.copilot._transcript import EventsParser
 from agentspool.core.events import Event
 from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import Capabilities, Installer, Spawn, Trust
-from agentspool.spool.read import SpoolReader
 
 
-class _SpoolView:
-    """One run's spool, read incrementally; every record translated once, kept as events."""
-
+class _SpoolView(HookSpool[_signals.HookTranslator]):
     def __init__(self, run_dir: str) -> None:
-        self.reader = SpoolReader(run_dir)
-        self.translator = _signals.HookTranslator()
-        self.events: list[Event] = []
-
-    def refresh(self) -> None:
-        for record in self.reader.read():
-            self.events += self.translator.translate(record)
+        super().__init__(run_dir, _signals.HookTranslator)
 
     def liveness(self) -> list[Event]:
         """Not kept: a dead copilot process ends whatever its hooks left open."""
@@ -87,12 +80,7 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
         return TranscriptView(JsonlFollower(transcript_path, run_id), EventsParser)
 
     def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
-        """For ``spool_sig``: the transcript, and the agent's liveness by stat alone."""
-        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
-        watched = [path] if path else []
-        if pid:
-            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
-        return tuple(watched)
+        return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
         return translated_live(spool.translator, spool.liveness())
