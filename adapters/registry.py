@@ -67,6 +67,12 @@ def _gemini_cli() -> Adapter:
     return GeminiCli()
 
 
+def _copilot() -> Adapter:
+    from agentspool.adapters.copilot import Copilot
+
+    return Copilot()
+
+
 def _opencode() -> Adapter:
     from agentspool.adapters.opencode import OpenCode
 
@@ -80,6 +86,7 @@ BUILTIN: dict[str, Builtin] = {
     "codex": Builtin(_codex, "codex", "agentspool.adapters.codex._kit:Kit"),
     "gemini-cli": Builtin(_gemini_cli, "gemini_cli", "agentspool.adapters.gemini_cli._kit:Kit"),
     "opencode": Builtin(_opencode, "", "agentspool.adapters.opencode._kit:Kit"),
+    "copilot": Builtin(_copilot, "copilot", "agentspool.adapters.copilot._kit:Kit"),
 }
 _loaded: dict[str, Adapter] = {}
 

@@ -63,6 +63,7 @@ from agentspool.adapters.common.spooled import (
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    agent_watched,
     translated_live,
 )
 from agentspool.adapters.common.subagents import head_lines, with_subagents
@@ -264,11 +265,7 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer
         has). Codex fires no hook when it exits, so without these a watcher never reads
         the run again and never sees it end."""
-        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
-        watched = [path] if path else []
-        if pid:
-            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
-        return tuple(watched)
+        return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
         return translated_live(spool.translator, spool.liveness())

@@ -23,7 +23,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from agentspool.adapters.common import jsontext
 from agentspool.adapters.common.commands import is_installed_hook
@@ -406,3 +406,51 @@ class HookInstaller:
 
     def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
         return self._installed(directory)
+
+
+# -- a file of our own in the CLI's folder (OpenCode's plugin, Copilot CLI's hooks file) --
+
+
+def read_own_file(path: str, is_ours: Callable[[str], bool], what: str) -> str | None:
+    """The text of our file at ``path``; ``None`` when there is none. A file there that
+    is not ours (``is_ours``) is refused in one line, never overwritten or removed."""
+    data, _ = read_file(path)  # no symlink, no FIFO: refused in one line
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    if not is_ours(text):
+        raise SettingsError(path, f"exists and is not {what}; left as it is")
+    return text
+
+
+def write_own_file(
+    provider: str, scope: InstallScope, path: str, wanted: str, current: str | None
+) -> InstallReport:
+    """Install: ``wanted`` at ``path`` (``current``: what ``read_own_file`` found); the
+    folder is made if missing."""
+    action: Literal["created", "updated", "unchanged"]
+    if current == wanted:
+        action = "unchanged"
+    else:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_private_file(path, wanted.encode(), mode=0o644)
+        action = "created" if current is None else "updated"
+    return InstallReport(
+        provider=provider, scope=scope, files=[InstalledFile(path=path, action=action)]
+    )
+
+
+def remove_own_file(
+    provider: str, scope: InstallScope, path: str, current: str | None, *, tidy: bool = False
+) -> InstallReport:
+    """Uninstall: our file gone; with ``tidy``, its folder too if that left it empty (a
+    folder the CLI does not make itself, which install made for the file)."""
+    action: Literal["removed", "unchanged"] = "unchanged"
+    if current is not None:
+        os.unlink(path)
+        if tidy:
+            _remove_empty_dir(os.path.dirname(path))
+        action = "removed"
+    return InstallReport(
+        provider=provider, scope=scope, files=[InstalledFile(path=path, action=action)]
+    )

@@ -43,6 +43,7 @@ from agentspool.adapters.common.spooled import (
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    agent_watched,
     translated_live,
 )
 from agentspool.adapters.common.subagents import link_record, with_subagents
@@ -190,11 +191,7 @@ class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
     def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
         """For ``spool_sig``: the chat file, and the agent's liveness by stat alone
         (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer has)."""
-        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
-        watched = [path] if path else []
-        if pid:
-            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
-        return tuple(watched)
+        return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
 
     def sessions(self, since: float) -> list[Session]:
         """Chat files changed at or after ``since`` (``<.gemini>/tmp/<project>/chats/

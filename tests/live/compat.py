@@ -72,6 +72,13 @@ CLIS = {
         "tests/live/test_opencode_scenarios.py",
         "AGENTSPOOL_OPENCODE",
     ),
+    "copilot": Cli(
+        "Copilot CLI",
+        "@github/copilot",
+        "copilot",
+        "tests/live/test_copilot_scenarios.py",
+        "AGENTSPOOL_COPILOT",
+    ),
 }
 
 
