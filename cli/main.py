@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     import msgspec
 
-    from agentspool import Chat, UsageReport, UsageRow
+    from agentspool import Chat, InstalledFile, UsageReport, UsageRow
     from agentspool.cli import watch
 
 EXIT_OK = 0
@@ -1053,9 +1053,19 @@ def _cmd_install(args: argparse.Namespace) -> int:
         _print_json({**_struct(report), "changed": report.changed})
         return EXIT_OK
     for done in report.files:
-        kept = f" (the file as it was: {done.backup})" if done.backup else ""
-        _say(f"{done.action}: {done.path}{kept}")
+        _say(_install_line(args.command, done))
     return EXIT_OK
+
+
+def _install_line(command: str, done: InstalledFile) -> str:
+    # Issue 21: "unchanged: <path>" for a file that is not there read as if something
+    # had been found and kept; say what uninstall found instead.
+    if done.action == "absent":
+        return f"nothing installed: {done.path} (no such file)"
+    if command == "uninstall" and done.action == "unchanged":
+        return f"nothing installed: {done.path} (nothing of agentspool's in it)"
+    kept = f" (the file as it was: {done.backup})" if done.backup else ""
+    return f"{done.action}: {done.path}{kept}"
 
 
 def _struct(value: Any) -> dict[str, Any]:

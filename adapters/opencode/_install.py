@@ -74,7 +74,7 @@ def install_plugin(scope: InstallScope, directory: str | None = None) -> Install
 
 def uninstall_plugin(scope: InstallScope, directory: str | None = None) -> InstallReport:
     path = _checked_path(scope, directory)
-    action: Literal["removed", "unchanged"] = "unchanged"
+    action: Literal["removed", "absent"] = "absent"
     if _current(path) is not None:
         os.unlink(path)
         action = "removed"
