@@ -107,12 +107,7 @@ class Daemon:
         self.log.close()
 
 
-def _hooks(run, silent, *events: tuple[str, dict[str, Any]]) -> None:
-    for event, payload in events:
-        silent(run.run(json.dumps(payload).encode(), event))
-
-
-def _machine(root: Path, make_claude_run, silent, *, waiting: bool) -> str:
+def _machine(root: Path, make_claude_run, *, waiting: bool) -> str:
     """A runtime dir with one working run and, on the first machine, one run waiting
     on a permission prompt."""
     runtime = root / "runtime"
@@ -121,12 +116,8 @@ def _machine(root: Path, make_claude_run, silent, *, waiting: bool) -> str:
     transcript.write_text("")
     base = {"session_id": f"s-{root.name}", "transcript_path": str(transcript), "cwd": str(root)}
     works = make_claude_run(str(runtime), "works")
-    _hooks(
-        works,
-        silent,
-        ("SessionStart", base),
-        ("UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "build it"}),
-    )
+    works.fire("SessionStart", base)
+    works.fire("UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "build it"})
     if waiting:
         asks = make_claude_run(str(runtime), "asks")
         bash = {
@@ -137,14 +128,9 @@ def _machine(root: Path, make_claude_run, silent, *, waiting: bool) -> str:
             "tool_use_id": "toolu_1",
             "tool_input": {"command": "make deploy"},
         }
-        _hooks(
-            asks,
-            silent,
-            ("SessionStart", {**base, "session_id": "s-asks"}),
-            ("UserPromptSubmit", bash),
-            ("PreToolUse", bash),
-            ("PermissionRequest", bash),
-        )
+        asks.fire("SessionStart", {**base, "session_id": "s-asks"})
+        for event in ("UserPromptSubmit", "PreToolUse", "PermissionRequest"):
+            asks.fire(event, bash)
     return str(runtime)
 
 
@@ -163,12 +149,12 @@ def webhook() -> Iterator[Webhook]:
 
 
 def test_prometheus_scrapes_two_machines_and_alertmanager_delivers_the_wait(
-    tmp_path: Path, make_claude_run, silent, webhook: Webhook
+    tmp_path: Path, make_claude_run, webhook: Webhook
 ) -> None:
     prometheus = _binary("prometheus")
     alertmanager = _binary("prometheus-alertmanager", "alertmanager")
-    one = _machine(tmp_path / "one", make_claude_run, silent, waiting=True)
-    two = _machine(tmp_path / "two", make_claude_run, silent, waiting=False)
+    one = _machine(tmp_path / "one", make_claude_run, waiting=True)
+    two = _machine(tmp_path / "two", make_claude_run, waiting=False)
     am_port, prom_port = _free_port(), _free_port()
 
     config = tmp_path / "fleet"
