@@ -70,6 +70,9 @@ def _answer_question(tui: claude.ClaudeTui) -> None:
 def test_one_message_per_wait_and_a_failing_receiver_stops_nothing(
     tmp_path: Path, runtime_dir: str
 ) -> None:
+    run_id = "live-notify-" + os.urandom(3).hex()
+    spawn = agentspool.setup("claude-code", run_id, runtime_dir)
+    home = claude.make_home(tmp_path / "claude")
     anthropic = api.AnthropicServer(
         [
             api.tool_use("Bash", {"command": COMMAND, "description": "Write hi"}, delay=1.0),
@@ -93,9 +96,6 @@ def test_one_message_per_wait_and_a_failing_receiver_stops_nothing(
             api.text("All done.", delay=1.0),
         ]
     ).start()
-    run_id = "live-notify-" + os.urandom(3).hex()
-    spawn = agentspool.setup("claude-code", run_id, runtime_dir)
-    home = claude.make_home(tmp_path / "claude")
     tui: claude.ClaudeTui | None = None
     with Receiver() as good, Receiver(refuse=["close", "500"]) as failing:
         notify = ["--notify", _json_url(failing), "--notify", _json_url(good)]
@@ -129,8 +129,9 @@ def test_one_message_per_wait_and_a_failing_receiver_stops_nothing(
             anthropic.stop()
         assert (home.cwd / "out.txt").read_text() == "hi\n"
 
-        expected = [f"approve Bash: {COMMAND}", f"answer: {QUESTION} [Red, Blue]", "your turn"]
+        expected = [f"approve Bash: {COMMAND}", f"answer: {QUESTION}", "your turn"]
         assert _first_lines(good.posts) == expected
+        assert "options: Red, Blue" in good.posts[1].json()["message"].splitlines()
         # The failing receiver refused the first message twice (a hang-up, a 500), got it
         # on the retry that followed, and every later one once: nothing was held back
         # for good, and nothing was sent to either receiver twice.

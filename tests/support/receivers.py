@@ -82,15 +82,20 @@ class Receiver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def json_url(self) -> str:
+        """Where apprise's ``json://`` notifier posts to this receiver."""
+        return f"json://127.0.0.1:{self.port}/hook"
+
     def wait_for(self, count: int, timeout: float = 30.0) -> list[Post]:
         """The accepted posts, once there are ``count`` (or the timeout passed)."""
         with self.got:
             self.got.wait_for(lambda: len(self.posts) >= count, timeout)
             return list(self.posts)
 
-    def bodies(self) -> list[Any]:
-        with self.got:
-            return [post.json() for post in self.posts]
+    def wait_for_json(self, count: int, timeout: float = 30.0) -> list[Any]:
+        """``wait_for``, each post's body decoded."""
+        return [post.json() for post in self.wait_for(count, timeout)]
 
     def stop(self) -> None:
         self.server.shutdown()
