@@ -364,8 +364,8 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         ("codex", "config.toml", 'model = "o3"\n[tui\nx = 1\n', "line 2, column 5"),
         ("codex", "config.toml", 'model = "o3"\nnotify = [\n', "line 3, column 1"),
         ("codex", "hooks.json", '{"hooks": {"Stop": {}}}', "line 1, column 20"),
-        # Gemini CLI strips comments from its settings; we edit strict JSON only.
-        ("gemini-cli", "settings.json", '{\n  // theme\n  "ui": {}\n}\n', "line 2, column 3"),
+        # Gemini CLI strips comments from its settings (so do we); an unclosed one is an error.
+        ("gemini-cli", "settings.json", '{\n  /* theme\n  "ui": {}\n}\n', "line 2, column 3"),
     ],
 )
 def test_a_malformed_file_is_refused_in_one_line_and_left_untouched(

@@ -3,8 +3,10 @@
 ``$GEMINI_CLI_HOME/.gemini/settings.json``, else ``~/.gemini/settings.json``
 (``GEMINI_CLI_HOME`` moves the whole ``.gemini`` dir: settings, auth, chats). Gemini CLI
 merges the hooks of every settings layer, so ours run beside the user's. The file is
-edited as text, merged, never overwritten (ADR 0016); a settings file holding comments
-(the CLI strips them) is refused, as any file that is not strict JSON.
+edited as text, merged, never overwritten (ADR 0016). Gemini CLI strips ``//`` and
+``/* */`` comments before it parses its settings, so a commented file is read the same
+way and every comment stays byte for byte (ADR 0049); anything else that is not JSON is
+refused.
 
 These installed hooks are also how a wrapper's run is observed: Gemini CLI 0.61.0 offers
 no per-run settings layer a wrapper could add (docs/adr/0028-gemini-cli-arming.md).
@@ -56,7 +58,7 @@ def missing(directory: str | None = None) -> list[str]:
     path = settings_path(directory)
     try:
         text = install.read_text(path) or "{}"  # never blocks on a FIFO
-        installed = install.our_group_positions(text, path)
+        installed = install.our_group_positions(text, path, comments=True)
     except SettingsError:
         installed = {}
     return [
@@ -67,24 +69,30 @@ def missing(directory: str | None = None) -> list[str]:
 
 
 def _edit(path: str, change: install.Edit) -> InstalledFile:
-    return install.edit_file(path, change, ours=install.text_holds_ours)
+    return install.edit_file(
+        path, change, ours=lambda text: install.text_holds_ours(text, comments=True)
+    )
 
 
 def install_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:
     path = settings_path(directory)
     wanted = groups()
-    done = _edit(path, lambda text, _backup: install.add_groups(text, path, wanted))
+    done = _edit(path, lambda text, _backup: install.add_groups(text, path, wanted, comments=True))
     return InstallReport(provider=PROVIDER, scope=scope, files=[done])
 
 
 def uninstall_hooks(scope: InstallScope, directory: str | None = None) -> InstallReport:
     path = settings_path(directory)
-    done = _edit(path, lambda text, backup: install.remove_groups(text, path, backup))
+    done = _edit(
+        path, lambda text, backup: install.remove_groups(text, path, backup, comments=True)
+    )
     return InstallReport(provider=PROVIDER, scope=scope, files=[done])
 
 
 def installed_hooks(directory: str | None = None) -> list[InstalledHook]:
     """Our hooks in the user's settings (``agentspool doctor``)."""
     return install.installed_commands(
-        settings_path(directory), lambda event: hook_command("gemini_cli", event, installed=True)
+        settings_path(directory),
+        lambda event: hook_command("gemini_cli", event, installed=True),
+        comments=True,
     )

@@ -4,11 +4,14 @@ so every run of it is observed (ADR 0016)."""
 from __future__ import annotations
 
 import argparse
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 import agentspool
 from agentspool.cli import options
 from agentspool.cli.output import print_json, say, usage_error
+
+if TYPE_CHECKING:
+    from agentspool import InstalledFile
 
 ACTIONS = {
     "install": (
@@ -67,6 +70,16 @@ def run(args: argparse.Namespace) -> int:
         print_json({**msgspec.to_builtins(report), "changed": report.changed})
         return options.EXIT_OK
     for done in report.files:
-        kept = f" (the file as it was: {done.backup})" if done.backup else ""
-        say(f"{done.action}: {done.path}{kept}")
+        say(_install_line(args.command, done))
     return options.EXIT_OK
+
+
+def _install_line(command: str, done: InstalledFile) -> str:
+    # Issue 21: "unchanged: <path>" for a file that is not there read as if something
+    # had been found and kept; say what uninstall found instead.
+    if done.action == "absent":
+        return f"nothing installed: {done.path} (no such file)"
+    if command == "uninstall" and done.action == "unchanged":
+        return f"nothing installed: {done.path} (nothing of agentspool's in it)"
+    kept = f" (the file as it was: {done.backup})" if done.backup else ""
+    return f"{done.action}: {done.path}{kept}"
