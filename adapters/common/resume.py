@@ -22,6 +22,40 @@ from agentspool.core.seam import Message, TranscriptFacts
 from agentspool.spool.files import regular_fd
 
 
+class RecordLog:
+    """The records a parse made, in ``seq`` order; a history parse takes them out as it
+    goes (``take``), so that it holds what the block made, not the file's."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._base = 0
+        """Records handed out and let go before ``messages`` (``take``): the next
+        record's ``seq`` is ``_base + len(messages) + 1``."""
+        self._changed: dict[int, Message] = {}
+        """Records changed after ``take`` handed them out: ``seq`` → the new copy."""
+
+    @property
+    def count(self) -> int:
+        return self._base + len(self.messages)
+
+    def take(self) -> list[Message]:
+        taken = [self._changed[seq] for seq in sorted(self._changed)]
+        taken += self.messages
+        self._changed.clear()
+        self._base += len(self.messages)
+        self.messages = []
+        return taken
+
+    def _replace(self, record: Message) -> None:
+        """``record``, a changed copy of one made before (what a read handed out never
+        changes): in its place, or, already taken out, handed out again."""
+        at = record.seq - 1 - self._base
+        if at >= 0:
+            self.messages[at] = record
+        else:
+            self._changed[record.seq] = record
+
+
 class Resumable(Protocol):
     def feed(self, block: memoryview) -> None: ...
 
