@@ -34,12 +34,8 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters.claude_code import _install, _lifecycle, _signals
-from agentspool.adapters.claude_code._transcript import (
-    DIALOG_TOOLS,
-    HistoryParser,
-    TranscriptParser,
-    dialog_for,
-)
+from agentspool.adapters.claude_code._records import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.claude_code._transcript import HistoryParser, TranscriptParser
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower

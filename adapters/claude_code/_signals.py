@@ -11,13 +11,13 @@ from typing import Any, Literal
 
 import msgspec
 
+from agentspool.adapters.claude_code._records import DIALOG_TOOLS, dialog_for
 from agentspool.adapters.claude_code._schema import (
     HOOK_FIELDS,
     NATIVE_FIELDS,
     NATIVE_STATUSES,
     NATIVE_WAITS,
 )
-from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
 from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.core import events as ev

@@ -43,14 +43,11 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters.codex import _install, _lifecycle, _signals
+from agentspool.adapters.codex._records import KNOWN_TYPES, QUESTION_TOOL, UUID, dialog_for
 from agentspool.adapters.codex._rollout import (
-    KNOWN_TYPES,
-    QUESTION_TOOL,
-    UUID,
     HistoryParser,
     RolloutParser,
     ZstFollower,
-    dialog_for,
     thread_id_from_path,
 )
 from agentspool.adapters.common import declarer

@@ -58,7 +58,6 @@ from agentspool.adapters.codex._records import (
     decode_legacy_line,
     decode_line,
     decode_lines,
-    dialog_for,
     shape_and_members,
     thread_spawn,
 )
@@ -68,17 +67,6 @@ from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
 from agentspool.spool.errors import CompressedRolloutError
-
-__all__ = [
-    "KNOWN_TYPES",
-    "QUESTION_TOOL",
-    "UUID",
-    "HistoryParser",
-    "RolloutParser",
-    "ZstFollower",
-    "dialog_for",
-    "thread_id_from_path",
-]
 
 
 def _needle(shape: str) -> bytes:

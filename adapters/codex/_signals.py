@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
+from agentspool.adapters.codex._records import QUESTION_TOOL, dialog_for
 from agentspool.adapters.codex._schema import HOOK_FIELDS
 from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.drift import DriftCounter
