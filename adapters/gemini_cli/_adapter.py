@@ -47,19 +47,19 @@ from agentspool.adapters.common.spooled import (
 )
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
-from agentspool.adapters.gemini_cli._chat import (
-    SHELL_TOOL,
-    SUBAGENT_TOOL,
-    ChatParser,
-    session_id_of,
-    subagent_progress,
-)
+from agentspool.adapters.gemini_cli._chat import ChatParser
 from agentspool.adapters.gemini_cli._document import (
     DocumentFollower,
     DocumentParser,
     document_session_id,
     is_document,
     listed_session_id,
+)
+from agentspool.adapters.gemini_cli._records import (
+    SHELL_TOOL,
+    SUBAGENT_TOOL,
+    session_id_of,
+    subagent_progress,
 )
 from agentspool.core.events import Event
 from agentspool.core.proc import ended_by_exit

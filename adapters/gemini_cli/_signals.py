@@ -32,7 +32,7 @@ import msgspec
 from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.gemini_cli._chat import QUESTION_TOOL, SHELL_TOOL, dialog_for
+from agentspool.adapters.gemini_cli._records import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
