@@ -15,6 +15,7 @@ from agentspool.adapters.claude_code._records import (
     SPAWNS_KEPT,
     TASK_ID,
     TASK_NOTIFICATION,
+    ApiMessage,
     AsyncLaunch,
     Block,
     Line,
@@ -38,69 +39,16 @@ class ConversationRecords(TranscriptState):
         msg = line.message
         if msg is None:
             return
-        at = epoch_seconds(line.timestamp)
         uid = self._uid(line)
-        stamp = line.timestamp or ""
-        prompt_id = line.prompt_id or ""
         if isinstance(msg.content, list):
-            texts: list[str] = []
-            for i, block in enumerate(msg.content):
-                if block.type == "tool_result":
-                    tool_use_id = block.tool_use_id or ""
-                    name = self.open_tools.pop(tool_use_id, ("", {}))[0]
-                    if name in ("Agent", "Task") and not self._inline:
-                        self._launched(line.tool_use_result)
-                    content = block.content
-                    self.messages.append(
-                        Message(
-                            seq=self._base + len(self.messages) + 1,
-                            id=f"{uid}:{i}",
-                            kind="tool_result",
-                            role="tool",
-                            text=content if isinstance(content, str) else text_of(content),
-                            timestamp=stamp,
-                            tool_name=name,
-                            tool_use_id=tool_use_id,
-                            is_error=bool(block.is_error),
-                            parent_id=line.parent_uuid or "",
-                            agent_id=self._agent,
-                        )
-                    )
-                    self._emit(
-                        ev.ToolFinished(
-                            turn_id=prompt_id,
-                            tool_use_id=tool_use_id,
-                            at=at,
-                            source="transcript:tool_result"
-                            + (f"({line.tool_denial_kind})" if line.tool_denial_kind else ""),
-                        )
-                    )
-                elif block.type == "text" and block.text:
-                    texts.append(block.text)
-            text = "\n".join(texts)
+            text = self._tool_results(line, msg.content, uid)
         else:
             text = msg.content or ""
         if not text:
             return
+        at = epoch_seconds(line.timestamp)
         if text.startswith(INTERRUPT_PREFIX):
-            self._add(
-                Message(
-                    id=uid,
-                    kind="interrupt",
-                    role="user",
-                    text=text,
-                    timestamp=stamp,
-                    parent_id=line.parent_uuid or "",
-                )
-            )
-            self._emit(
-                ev.TurnStopped(
-                    turn_id=prompt_id or self.turn,
-                    outcome="interrupted",
-                    at=at,
-                    source="transcript:interrupt",
-                )
-            )
+            self._interrupted(line, uid, text, at)
             return
         if text.startswith(TASK_NOTIFICATION) and not self._inline:
             # A background agent reported back (it stopped): its work is over.
@@ -118,11 +66,78 @@ class ConversationRecords(TranscriptState):
                     kind="summary",
                     role="user",
                     text=text,
-                    timestamp=stamp,
+                    timestamp=line.timestamp or "",
                     parent_id=line.parent_uuid or "",
                 )
             )
             return
+        self._said(line, uid, text, at)
+
+    def _tool_results(self, line: Line, content: list[Block], uid: str) -> str:
+        """A user record's content blocks: each tool result a record of its own (its
+        call finished); the text blocks' text, joined, returned."""
+        at = epoch_seconds(line.timestamp)
+        stamp = line.timestamp or ""
+        texts: list[str] = []
+        for i, block in enumerate(content):
+            if block.type == "tool_result":
+                tool_use_id = block.tool_use_id or ""
+                name = self.open_tools.pop(tool_use_id, ("", {}))[0]
+                if name in ("Agent", "Task") and not self._inline:
+                    self._launched(line.tool_use_result)
+                result = block.content
+                self.messages.append(
+                    Message(
+                        seq=self._base + len(self.messages) + 1,
+                        id=f"{uid}:{i}",
+                        kind="tool_result",
+                        role="tool",
+                        text=result if isinstance(result, str) else text_of(result),
+                        timestamp=stamp,
+                        tool_name=name,
+                        tool_use_id=tool_use_id,
+                        is_error=bool(block.is_error),
+                        parent_id=line.parent_uuid or "",
+                        agent_id=self._agent,
+                    )
+                )
+                self._emit(
+                    ev.ToolFinished(
+                        turn_id=line.prompt_id or "",
+                        tool_use_id=tool_use_id,
+                        at=at,
+                        source="transcript:tool_result"
+                        + (f"({line.tool_denial_kind})" if line.tool_denial_kind else ""),
+                    )
+                )
+            elif block.type == "text" and block.text:
+                texts.append(block.text)
+        return "\n".join(texts)
+
+    def _interrupted(self, line: Line, uid: str, text: str, at: float) -> None:
+        self._add(
+            Message(
+                id=uid,
+                kind="interrupt",
+                role="user",
+                text=text,
+                timestamp=line.timestamp or "",
+                parent_id=line.parent_uuid or "",
+            )
+        )
+        self._emit(
+            ev.TurnStopped(
+                turn_id=line.prompt_id or self.turn,
+                outcome="interrupted",
+                at=at,
+                source="transcript:interrupt",
+            )
+        )
+
+    def _said(self, line: Line, uid: str, text: str, at: float) -> None:
+        """What the user said (a prompt, opening a turn), or what the CLI said for them:
+        injected context (hidden), a local command and its output."""
+        prompt_id = line.prompt_id or ""
         hidden = line.is_meta or text.lstrip().startswith("<system-reminder>")
         self._add(
             Message(
@@ -130,7 +145,7 @@ class ConversationRecords(TranscriptState):
                 kind="text",
                 role="user",
                 text=text,
-                timestamp=stamp,
+                timestamp=line.timestamp or "",
                 visibility="hidden" if hidden else "visible",
                 is_meta=line.is_meta,
                 parent_id=line.parent_uuid or "",
@@ -168,12 +183,53 @@ class ConversationRecords(TranscriptState):
         msg = line.message
         if msg is None:
             return
+        message_id = msg.id or ""
+        usage = self._priced(message_id, msg.usage) if msg.usage is not None else None
+        carrier = self._blocks(line, msg, usage)
+        if usage is not None:
+            if carrier is None:
+                # Nothing shown of this line (no block of a kind read here), but the
+                # response was paid for: its usage on a hidden record of its own.
+                carrier = Message(
+                    id=self._uid(line),
+                    kind="text",
+                    role="assistant",
+                    timestamp=line.timestamp or "",
+                    visibility="hidden",
+                    parent_id=line.parent_uuid or "",
+                    usage=usage,
+                    message_id=message_id,
+                    model=msg.model or "",
+                )
+                self._add(carrier)
+            self._carry(message_id, carrier)
+        if line.is_api_error_message:
+            self._emit(
+                ev.TurnStopped(
+                    turn_id=self.turn,
+                    outcome="failed",
+                    at=epoch_seconds(line.timestamp),
+                    source="transcript:api-error",
+                )
+            )
+        elif msg.stop_reason in ("end_turn", "stop_sequence") and msg.model != "<synthetic>":
+            self._emit(
+                ev.TurnStopped(
+                    turn_id=self.turn,
+                    outcome="completed",
+                    at=epoch_seconds(line.timestamp),
+                    source=f"transcript:stop_reason={msg.stop_reason}",
+                    background=self._running(),
+                )
+            )
+
+    def _blocks(self, line: Line, msg: ApiMessage, usage: Usage | None) -> Message | None:
+        """An assistant line's content blocks, a record each; the first carries the
+        response's usage and is returned (``None``: no block of a kind read here)."""
         uid = self._uid(line)
         stamp = line.timestamp or ""
         message_id = msg.id or ""
         model = msg.model or ""
-        usage = self._priced(message_id, msg.usage) if msg.usage is not None else None
-        carrier: Message | None = None
         content = msg.content
         blocks = (
             content
@@ -183,6 +239,7 @@ class ConversationRecords(TranscriptState):
             else []  # no content (of a shape read here): nothing shown
         )
         parent = line.parent_uuid or ""
+        carrier: Message | None = None
         kind: MessageKind
         for i, block in enumerate(blocks):
             bid = uid if len(blocks) == 1 else f"{uid}:{i}"
@@ -222,42 +279,7 @@ class ConversationRecords(TranscriptState):
             )
             self.messages.append(record)
             carrier = carrier or record
-        if usage is not None:
-            if carrier is None:
-                # Nothing shown of this line (no block of a kind read here), but the
-                # response was paid for: its usage on a hidden record of its own.
-                carrier = Message(
-                    id=uid,
-                    kind="text",
-                    role="assistant",
-                    timestamp=stamp,
-                    visibility="hidden",
-                    parent_id=parent,
-                    usage=usage,
-                    message_id=message_id,
-                    model=model,
-                )
-                self._add(carrier)
-            self._carry(message_id, carrier)
-        if line.is_api_error_message:
-            self._emit(
-                ev.TurnStopped(
-                    turn_id=self.turn,
-                    outcome="failed",
-                    at=epoch_seconds(stamp),
-                    source="transcript:api-error",
-                )
-            )
-        elif msg.stop_reason in ("end_turn", "stop_sequence") and msg.model != "<synthetic>":
-            self._emit(
-                ev.TurnStopped(
-                    turn_id=self.turn,
-                    outcome="completed",
-                    at=epoch_seconds(stamp),
-                    source=f"transcript:stop_reason={msg.stop_reason}",
-                    background=self._running(),
-                )
-            )
+        return carrier
 
     def _tool_use(
         self,
