@@ -21,7 +21,7 @@ from agentspool.adapters.claude_code._schema import (
 )
 from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookReader
+from agentspool.adapters.common.translator import HookFields, HookReader
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.files import open_regular
@@ -42,20 +42,15 @@ class _Call(msgspec.Struct):
     tool_use_id: str = ""
 
 
-class HookPayload(msgspec.Struct):
-    session_id: str = ""
+class HookPayload(HookFields):
     transcript_path: str = ""
-    cwd: str = ""
     prompt_id: str = ""
-    source: str = ""
-    reason: str = ""
-    tool_name: str = ""
     tool_input: dict[str, Any] | None = None
     tool_use_id: str = ""
     agent_id: str = ""
     notification_type: str = ""
-    background_tasks: list[_Task] = []
-    tool_calls: list[_Call] = []
+    background_tasks: list[_Task] = msgspec.field(default_factory=list)
+    tool_calls: list[_Call] = msgspec.field(default_factory=list)
 
 
 decode = HookDecoder(HookPayload)

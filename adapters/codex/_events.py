@@ -72,107 +72,48 @@ class EventRecords(RolloutState):
         error = error_text(msg.error)
         failed = error is not None
         if error is not None:
-            self._append(
-                Message(
-                    id=f"error:{turn}",
-                    kind="error",
-                    role="system",
-                    text=error,
-                    timestamp=line.timestamp,
-                    is_error=True,
-                )
-            )
+            self._note(line, f"error:{turn}", "error", "system", error, is_error=True)
         self._turn_closed()
-        self.events.append(
-            ev.TurnStopped(
-                turn_id=turn,
-                outcome="failed" if failed else "completed",
-                at=epoch_seconds(line.timestamp),
-                source="transcript:task_complete(error)" if failed else "transcript:task_complete",
-                epoch=self.thread_id,
-            )
-        )
+        source = "transcript:task_complete(error)" if failed else "transcript:task_complete"
+        self._stopped(line.timestamp, turn, "failed" if failed else "completed", source)
 
     def _turn_aborted(self, line: EventLine, msg: EventMsg) -> None:
         reason = f"({msg.reason})" if msg.reason else ""
         self._turn_closed()
-        self.events.append(
-            ev.TurnStopped(
-                turn_id=msg.turn_id or self.turn,
-                outcome="interrupted",
-                at=epoch_seconds(line.timestamp),
-                source=f"transcript:turn_aborted{reason}",
-                epoch=self.thread_id,
-            )
+        self._stopped(
+            line.timestamp,
+            msg.turn_id or self.turn,
+            "interrupted",
+            f"transcript:turn_aborted{reason}",
         )
 
     def _error(self, line: EventLine, msg: EventMsg) -> None:
         """The API error that ended a turn, as releases before 0.1xx report it (0.169
         puts it in ``task_complete.error``): an error record; an open turn ends failed."""
         text = msg.message if isinstance(msg.message, str) else error_text(msg.error)
-        self._append(
-            Message(
-                id=f"error:{self._fallback_id(line)}",
-                kind="error",
-                role="system",
-                text=text or "",
-                timestamp=line.timestamp,
-                is_error=True,
-            )
+        self._note(
+            line, f"error:{self._fallback_id(line)}", "error", "system", text or "", is_error=True
         )
         if self._turn_open:
             self._turn_closed()
-            self.events.append(
-                ev.TurnStopped(
-                    turn_id=self.turn,
-                    outcome="failed",
-                    at=epoch_seconds(line.timestamp),
-                    source="transcript:error",
-                    epoch=self.thread_id,
-                )
-            )
+            self._stopped(line.timestamp, self.turn, "failed", "transcript:error")
 
+    # The UI's copies of a prompt, an answer, the reasoning (before 0.169): a record
+    # unless it is the echo of the response item before it.
     def _user_message(self, line: EventLine, msg: EventMsg) -> None:
         text = msg.message if isinstance(msg.message, str) else ""
-        if self._event_echo("user", text):
-            return  # the prompt's response item came first
-        message = Message(
-            id=self._fallback_id(line),
-            kind="text",
-            role="user",
-            text=text,
-            timestamp=line.timestamp,
-        )
-        self._append(message)
-        self._prompt(message)
+        if not self._event_echo("user", text):  # else the prompt's response item came first
+            self._prompt(self._note(line, self._fallback_id(line), "text", "user", text))
 
     def _agent_said(self, line: EventLine, msg: EventMsg) -> None:
         text = msg.message if isinstance(msg.message, str) else ""
-        if self._event_echo("assistant", text):
-            return
-        self._append(
-            Message(
-                id=self._fallback_id(line),
-                kind="text",
-                role="assistant",
-                text=text,
-                timestamp=line.timestamp,
-            )
-        )
+        if not self._event_echo("assistant", text):
+            self._note(line, self._fallback_id(line), "text", "assistant", text)
 
     def _agent_thought(self, line: EventLine, msg: EventMsg) -> None:
         text = msg.text if isinstance(msg.text, str) else ""
-        if self._event_echo("thinking", text):
-            return
-        self._append(
-            Message(
-                id=self._fallback_id(line),
-                kind="thinking",
-                role="assistant",
-                text=text,
-                timestamp=line.timestamp,
-            )
-        )
+        if not self._event_echo("thinking", text):
+            self._note(line, self._fallback_id(line), "thinking", "assistant", text)
 
     def _tool_call_event(self, line: EventLine, msg: EventMsg) -> None:
         """A call as a UI event only (a peer's fixture): the call record, joined to
@@ -203,15 +144,8 @@ class EventRecords(RolloutState):
         for finding in review.get("findings") or ():
             if isinstance(finding, dict) and finding.get("title"):
                 lines.append(f"- {finding['title']}")
-        self._append(
-            Message(
-                id=f"review:{self._fallback_id(line)}",
-                kind="text",
-                role="assistant",
-                text="\n".join(part for part in lines if part),
-                timestamp=line.timestamp,
-            )
-        )
+        text = "\n".join(part for part in lines if part)
+        self._note(line, f"review:{self._fallback_id(line)}", "text", "assistant", text)
 
     def _spawned(self, line: EventLine, msg: EventMsg) -> None:
         """``collab_agent_spawn_end`` (0.146-0.200): the sub-agent a ``spawn_agent`` call
@@ -241,19 +175,17 @@ class EventRecords(RolloutState):
         if child in self.subagents:
             return
         self.subagents[child] = call_id
-        self._append(
-            Message(
-                id=f"subagent:{child}",
-                kind="subagent",
-                role="system",
-                text=text,
-                timestamp=line.timestamp,
-                tool_name="spawn_agent",
-                tool_use_id=call_id,
-                parent_id=call_id,
-                agent_id=child,
-                presentation="agent",
-            )
+        self._note(
+            line,
+            f"subagent:{child}",
+            "subagent",
+            "system",
+            text,
+            tool_name="spawn_agent",
+            tool_use_id=call_id,
+            parent_id=call_id,
+            agent_id=child,
+            presentation="agent",
         )
 
     def _token_count(self, line: EventLine, msg: EventMsg) -> None:

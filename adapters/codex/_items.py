@@ -162,17 +162,10 @@ class ItemRecords(RolloutState):
     def _agent_message(self, line: ResponseItemLine, item: ResponseItem) -> None:
         """A message one agent sent another (multi-agent, 0.146: ``author`` →
         ``recipient``): the conversation between agents, not an answer to the user."""
-        self._append(
-            Message(
-                id=item.id or self._fallback_id(line),
-                kind="subagent",
-                role="system",
-                text=text_of(item.content),
-                timestamp=line.timestamp,
-                tool_name=self._rich_item(line).recipient or "",
-                presentation="agent",
-            )
-        )
+        recipient = self._rich_item(line).recipient or ""
+        text = text_of(item.content)
+        uid = item.id or self._fallback_id(line)
+        self._note(line, uid, "subagent", "system", text, tool_name=recipient, presentation="agent")
 
     def _call(self, line: ResponseItemLine, item: ResponseItem, turn: str, named: str = "") -> None:
         name = named or item.name or item.type
@@ -247,15 +240,8 @@ class ItemRecords(RolloutState):
     def _done_result(self, line: Line, name: str, text: str) -> None:
         """A result that names its tool, not its call: kept as the record it is, joined
         to no call (none is guessed)."""
-        self._append(
-            Message(
-                id=f"output:{self._fallback_id(line)}",
-                kind="tool_result",
-                role="tool",
-                text=text,
-                timestamp=line.timestamp,
-                tool_name=name,
-            )
+        self._note(
+            line, f"output:{self._fallback_id(line)}", "tool_result", "tool", text, tool_name=name
         )
 
     def _output(self, line: ResponseItemLine, item: ResponseItem, turn: str, text: str) -> None:

@@ -220,16 +220,8 @@ class RolloutParser(ItemRecords, EventRecords):
     def _compacted(self, line: CompactedLine) -> None:
         if "compacted" not in self.drift.checked:
             self._first("compacted")
-        record = line.payload
-        self._append(
-            Message(
-                id=f"compacted:{self._fallback_id(line)}",
-                kind="summary",
-                role="system",
-                text=record.message or "",
-                timestamp=line.timestamp,
-            )
-        )
+        text = line.payload.message or ""
+        self._note(line, f"compacted:{self._fallback_id(line)}", "summary", "system", text)
 
     def _retained(self, line: RetainedLine) -> None:
         record = line.payload
@@ -244,17 +236,15 @@ class RolloutParser(ItemRecords, EventRecords):
             if isinstance(answer, list):
                 answer = ", ".join(str(a) for a in answer)
             lines.append(f"{qa.question.splitlines()[0] if qa.question else ''}: {answer}")
-        self._append(
-            Message(
-                id=f"answer:{record.call_id}",
-                kind="text",
-                role="user",
-                text="\n".join(lines),
-                timestamp=line.timestamp,
-                tool_name=QUESTION_TOOL,
-                tool_use_id=record.call_id,
-                presentation="question",
-            )
+        self._note(
+            line,
+            f"answer:{record.call_id}",
+            "text",
+            "user",
+            "\n".join(lines),
+            tool_name=QUESTION_TOOL,
+            tool_use_id=record.call_id,
+            presentation="question",
         )
 
     _HANDLERS: ClassVar[dict[type, Callable[[RolloutParser, Any], None]]] = {

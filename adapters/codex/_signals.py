@@ -21,7 +21,7 @@ from agentspool.adapters.codex._records import QUESTION_TOOL, dialog_for
 from agentspool.adapters.codex._schema import HOOK_FIELDS
 from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookReader
+from agentspool.adapters.common.translator import HookFields, HookReader
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
@@ -35,16 +35,11 @@ HOOK_TOOL_NAMES = {"Bash": "exec_command"}
 _NOT_LOCATING = frozenset({"SubagentStart", "SubagentStop", "SessionEnd"})
 
 
-class HookPayload(msgspec.Struct):
-    session_id: str = ""
-    cwd: str = ""
+class HookPayload(HookFields):
     transcript_path: str | None = None
     """``null`` with ``codex exec --ephemeral`` (no rollout file)."""
     turn_id: str = ""
-    source: str = ""
-    reason: str = ""
     trigger: str = ""
-    tool_name: str = ""
     tool_input: Any = None
     tool_use_id: str = ""
     agent_id: str = ""

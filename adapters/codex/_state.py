@@ -9,7 +9,7 @@ them under one dispatch.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from agentspool.adapters.codex._records import (
     COPIES_KEPT,
@@ -27,7 +27,10 @@ from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.resume import RecordLog
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, Usage
+from agentspool.core.seam import Message, MessageKind, Usage
+
+Role = Literal["user", "assistant", "system", "tool"]
+Outcome = Literal["completed", "interrupted", "failed"]
 
 
 class RolloutState(RecordLog):
@@ -115,6 +118,28 @@ class RolloutState(RecordLog):
         if message.role == "assistant":
             self._unpriced.append(message)
 
+    def _note(
+        self, line: Line, id: str, kind: MessageKind, role: Role, text: str, **fields: Any
+    ) -> Message:
+        """A record of the rarer kinds (an error, a review, an answer, the UI's copy of a
+        text), stamped with its line's time; the hot handlers build theirs in place."""
+        message = Message(
+            id=id, kind=kind, role=role, text=text, timestamp=line.timestamp, **fields
+        )
+        self._append(message)
+        return message
+
+    def _stopped(self, stamp: str, turn: str, outcome: Outcome, source: str) -> None:
+        self.events.append(
+            ev.TurnStopped(
+                turn_id=turn,
+                outcome=outcome,
+                at=epoch_seconds(stamp),
+                source=source,
+                epoch=self.thread_id,
+            )
+        )
+
     def _raw(self, line: Line) -> bytes:
         """``line``'s bytes: ``feed`` splits its block only when a rare record asks (the
         decoded lines are the block's non-blank lines, in order; an equal line earlier in
@@ -187,22 +212,16 @@ class RolloutState(RecordLog):
             recent.pop("thinking", None)
         if self._turn_open and not self._prompted:
             return
-        at = epoch_seconds(message.timestamp)
         if self._turn_open:
-            self.events.append(
-                ev.TurnStopped(
-                    turn_id=self.turn,
-                    outcome="completed",
-                    at=at,
-                    source="transcript:next-prompt",
-                    epoch=self.thread_id,
-                )
-            )
+            self._stopped(message.timestamp, self.turn, "completed", "transcript:next-prompt")
         self.turn = f"prompt:{message.id}"
         self._turn_open = self._prompted = True
         self.events.append(
             ev.TurnStarted(
-                turn_id=self.turn, at=at, source="transcript:prompt", epoch=self.thread_id
+                turn_id=self.turn,
+                at=epoch_seconds(message.timestamp),
+                source="transcript:prompt",
+                epoch=self.thread_id,
             )
         )
 

@@ -19,6 +19,17 @@ from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.spool.read import SpoolRecord
 
+
+class HookFields(msgspec.Struct):
+    """The payload fields every provider's hooks carry (each view adds its own)."""
+
+    session_id: str = ""
+    cwd: str = ""
+    source: str = ""
+    reason: str = ""
+    tool_name: str = ""
+
+
 Payload = TypeVar("Payload", bound=msgspec.Struct)
 
 

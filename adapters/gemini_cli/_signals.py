@@ -32,7 +32,7 @@ import msgspec
 
 from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookReader
+from agentspool.adapters.common.translator import HookFields, HookReader
 from agentspool.adapters.gemini_cli._records import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
 from agentspool.core import events as ev
@@ -51,13 +51,8 @@ _CONFIRMS = {
 }
 
 
-class HookPayload(msgspec.Struct):
-    session_id: str = ""
+class HookPayload(HookFields):
     transcript_path: str = ""
-    cwd: str = ""
-    source: str = ""
-    reason: str = ""
-    tool_name: str = ""
     tool_input: Any = None
     notification_type: str = ""
     details: Any = None
