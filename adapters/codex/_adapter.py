@@ -60,11 +60,11 @@ from agentspool.adapters.common.spooled import (
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    ended_if_gone,
     translated_live,
 )
 from agentspool.adapters.common.subagents import head_lines, with_subagents
 from agentspool.core.events import Event, InputRequested
-from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -95,12 +95,6 @@ class _SpoolView:
                 self.events.setdefault(agent, []).append(event)
         for agent, event in self.translator.commands_started():
             self.events.setdefault(agent, []).append(event)
-
-    def liveness(self) -> list[Event]:
-        """Not kept: a dead codex process ends whatever its hooks left open."""
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
 
     def channel(self, agent: str) -> list[Event]:
         return self.events.get(agent, [])
@@ -268,7 +262,7 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         return tuple(watched)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
+        return translated_live(spool.translator, ended_if_gone(spool.translator))
 
     def _spool_events(
         self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: RolloutParser | None

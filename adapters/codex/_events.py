@@ -22,8 +22,6 @@ from agentspool.adapters.codex._records import (
     usage_of,
 )
 from agentspool.adapters.codex._state import RolloutState
-from agentspool.adapters.common.stamps import epoch_seconds
-from agentspool.core import events as ev
 from agentspool.core.seam import Message
 
 
@@ -58,14 +56,7 @@ class EventRecords(RolloutState):
         if msg.turn_id:
             self.turn = msg.turn_id
             self._turn_open, self._prompted = True, False
-            self.events.append(
-                ev.TurnStarted(
-                    turn_id=msg.turn_id,
-                    at=epoch_seconds(line.timestamp),
-                    source="transcript:task_started",
-                    epoch=self.thread_id,
-                )
-            )
+            self._started(line.timestamp, msg.turn_id, "transcript:task_started")
 
     def _task_complete(self, line: EventLine, msg: EventMsg) -> None:
         turn = msg.turn_id or self.turn
@@ -121,18 +112,8 @@ class EventRecords(RolloutState):
         rich = self._rich_event(line)
         arguments = arguments_of(rich.input)
         call_id = rich.call_id or self._fallback_id(line)
-        self._names[call_id] = rich.name
-        self._append(
-            Message(
-                id=f"call:{call_id}",
-                kind="tool_call",
-                role="assistant",
-                timestamp=line.timestamp,
-                tool_name=rich.name,
-                tool_use_id=call_id,
-                tool_input=arguments,
-                presentation=presentation(rich.name),
-            )
+        self._call_record(
+            line, f"call:{call_id}", call_id, rich.name, arguments, shown=presentation(rich.name)
         )
 
     def _review_done(self, line: EventLine, msg: EventMsg) -> None:

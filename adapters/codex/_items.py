@@ -172,19 +172,8 @@ class ItemRecords(RolloutState):
         call_id = item.call_id or item.id or self._fallback_id(line)
         arguments = arguments_of(item.arguments if item.arguments is not None else item.input)
         self.open_calls[call_id] = (name, arguments, turn)
-        self._names[call_id] = name
-        self._append(
-            Message(
-                id=item.id or f"call:{call_id}",
-                kind="tool_call",
-                role="assistant",
-                timestamp=line.timestamp,
-                tool_name=name,
-                tool_use_id=call_id,
-                tool_input=arguments,
-                presentation=presentation(name, item.namespace or ""),
-            )
-        )
+        shown = presentation(name, item.namespace or "")
+        self._call_record(line, item.id or f"call:{call_id}", call_id, name, arguments, shown=shown)
         at = epoch_seconds(line.timestamp)
         source = "transcript:" + item.type
         self.events.append(
@@ -223,19 +212,8 @@ class ItemRecords(RolloutState):
         on."""
         call_id = (item.call_id or item.id or "") if item is not None else ""
         call_id = call_id or self._fallback_id(line)
-        self._names[call_id] = name
-        self._append(
-            Message(
-                id=(item.id if item is not None else None) or f"call:{call_id}",
-                kind="tool_call",
-                role="assistant",
-                timestamp=line.timestamp,
-                tool_name=name,
-                tool_use_id=call_id,
-                tool_input=arguments,
-                presentation=presentation(name),
-            )
-        )
+        uid = (item.id if item is not None else None) or f"call:{call_id}"
+        self._call_record(line, uid, call_id, name, arguments, shown=presentation(name))
 
     def _done_result(self, line: Line, name: str, text: str) -> None:
         """A result that names its tool, not its call: kept as the record it is, joined

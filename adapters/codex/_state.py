@@ -129,6 +129,39 @@ class RolloutState(RecordLog):
         self._append(message)
         return message
 
+    def _call_record(
+        self,
+        line: Line,
+        uid: str,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        shown: str,
+    ) -> None:
+        """A tool call's record (``shown``: its presentation); its name kept for the
+        output that names only the call."""
+        self._names[call_id] = name
+        self._append(
+            Message(
+                id=uid,
+                kind="tool_call",
+                role="assistant",
+                timestamp=line.timestamp,
+                tool_name=name,
+                tool_use_id=call_id,
+                tool_input=arguments,
+                presentation=shown,
+            )
+        )
+
+    def _started(self, stamp: str, turn: str, source: str) -> None:
+        self.events.append(
+            ev.TurnStarted(
+                turn_id=turn, at=epoch_seconds(stamp), source=source, epoch=self.thread_id
+            )
+        )
+
     def _stopped(self, stamp: str, turn: str, outcome: Outcome, source: str) -> None:
         self.events.append(
             ev.TurnStopped(
@@ -216,14 +249,7 @@ class RolloutState(RecordLog):
             self._stopped(message.timestamp, self.turn, "completed", "transcript:next-prompt")
         self.turn = f"prompt:{message.id}"
         self._turn_open = self._prompted = True
-        self.events.append(
-            ev.TurnStarted(
-                turn_id=self.turn,
-                at=epoch_seconds(message.timestamp),
-                source="transcript:prompt",
-                epoch=self.thread_id,
-            )
-        )
+        self._started(message.timestamp, self.turn, "transcript:prompt")
 
     def _turn_closed(self) -> None:
         self._turn_open = self._prompted = False
