@@ -29,7 +29,7 @@ from agentspool.adapters.claude_code._records import (
 from agentspool.adapters.claude_code._state import TranscriptState
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, MessageKind, Usage
+from agentspool.core.seam import Message, MessageKind, Usage, Visibility
 
 
 class ConversationRecords(TranscriptState):
@@ -60,16 +60,7 @@ class ConversationRecords(TranscriptState):
                     )
                 )
         if line.is_compact_summary:
-            self._add(
-                Message(
-                    id=uid,
-                    kind="summary",
-                    role="user",
-                    text=text,
-                    timestamp=line.timestamp or "",
-                    parent_id=line.parent_uuid or "",
-                )
-            )
+            self._from_user(line, uid, "summary", text)
             return
         self._said(line, uid, text, at)
 
@@ -115,16 +106,7 @@ class ConversationRecords(TranscriptState):
         return "\n".join(texts)
 
     def _interrupted(self, line: Line, uid: str, text: str, at: float) -> None:
-        self._add(
-            Message(
-                id=uid,
-                kind="interrupt",
-                role="user",
-                text=text,
-                timestamp=line.timestamp or "",
-                parent_id=line.parent_uuid or "",
-            )
-        )
+        self._from_user(line, uid, "interrupt", text)
         self._emit(
             ev.TurnStopped(
                 turn_id=line.prompt_id or self.turn,
@@ -139,18 +121,8 @@ class ConversationRecords(TranscriptState):
         injected context (hidden), a local command and its output."""
         prompt_id = line.prompt_id or ""
         hidden = line.is_meta or text.lstrip().startswith("<system-reminder>")
-        self._add(
-            Message(
-                id=uid,
-                kind="text",
-                role="user",
-                text=text,
-                timestamp=line.timestamp or "",
-                visibility="hidden" if hidden else "visible",
-                is_meta=line.is_meta,
-                parent_id=line.parent_uuid or "",
-            )
-        )
+        visibility: Visibility = "hidden" if hidden else "visible"
+        self._from_user(line, uid, "text", text, visibility=visibility, is_meta=line.is_meta)
         local_command = text.lstrip().startswith(("<command-name>", "<local-command-"))
         if (
             local_command
@@ -190,18 +162,7 @@ class ConversationRecords(TranscriptState):
             if carrier is None:
                 # Nothing shown of this line (no block of a kind read here), but the
                 # response was paid for: its usage on a hidden record of its own.
-                carrier = Message(
-                    id=self._uid(line),
-                    kind="text",
-                    role="assistant",
-                    timestamp=line.timestamp or "",
-                    visibility="hidden",
-                    parent_id=line.parent_uuid or "",
-                    usage=usage,
-                    message_id=message_id,
-                    model=msg.model or "",
-                )
-                self._add(carrier)
+                carrier = self._paid(line, msg, usage)
             self._carry(message_id, carrier)
         if line.is_api_error_message:
             self._emit(

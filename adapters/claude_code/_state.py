@@ -14,6 +14,7 @@ import msgspec
 
 from agentspool.adapters.claude_code._records import (
     RESPONSES_KEPT,
+    ApiMessage,
     ApiUsage,
     Line,
     has_tokens,
@@ -24,7 +25,7 @@ from agentspool.adapters.claude_code._schema import TRANSCRIPT_FIELDS
 from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.resume import RecordLog
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, Usage
+from agentspool.core.seam import Message, MessageKind, Usage
 
 
 class TranscriptState(RecordLog):
@@ -124,6 +125,38 @@ class TranscriptState(RecordLog):
         if self._agent:
             message.agent_id = self._agent
         self.messages.append(message)
+
+    def _from_user(self, line: Line, uid: str, kind: MessageKind, text: str, **fields: Any) -> None:
+        """A user record's message (a prompt, an interrupt, a compaction's summary)."""
+        self._add(
+            Message(
+                id=uid,
+                kind=kind,
+                role="user",
+                text=text,
+                timestamp=line.timestamp or "",
+                parent_id=line.parent_uuid or "",
+                **fields,
+            )
+        )
+
+    def _paid(self, line: Line, msg: ApiMessage, usage: Usage, agent_id: str = "") -> Message:
+        """A response paid for and not shown here: its usage on a hidden record of its
+        own, so usage counted from the records holds it too (ADR 0025)."""
+        record = Message(
+            id=self._uid(line),
+            kind="text",
+            role="assistant",
+            timestamp=line.timestamp or "",
+            visibility="hidden",
+            parent_id=line.parent_uuid or "",
+            agent_id=agent_id,
+            usage=usage,
+            message_id=msg.id or "",
+            model=msg.model or "",
+        )
+        self._add(record)
+        return record
 
     def _uid(self, line: Line) -> str:
         """The record's uuid; for one without, an id from its place in the stream (as

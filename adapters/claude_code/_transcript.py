@@ -224,20 +224,7 @@ class TranscriptParser(ConversationRecords):
         usage = self._priced(msg.id or "", msg.usage)
         if usage is None:
             return
-        record = Message(
-            id=self._uid(line),
-            kind="text",
-            role="assistant",
-            timestamp=line.timestamp or "",
-            visibility="hidden",
-            parent_id=line.parent_uuid or "",
-            agent_id=line.agent_id or "",
-            usage=usage,
-            message_id=msg.id or "",
-            model=msg.model or "",
-        )
-        self._add(record)
-        self._carry(msg.id or "", record)
+        self._carry(msg.id or "", self._paid(line, msg, usage, line.agent_id or ""))
 
     # -- records -----------------------------------------------------------------------
     def _file_record(self, line: Line) -> None:
