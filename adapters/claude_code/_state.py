@@ -22,38 +22,24 @@ from agentspool.adapters.claude_code._records import (
     usage_of,
 )
 from agentspool.adapters.claude_code._schema import TRANSCRIPT_FIELDS
-from agentspool.adapters.common.drift import DriftCounter
-from agentspool.adapters.common.resume import RecordLog
+from agentspool.adapters.common.resume import ParseState
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, Usage
 
 
-class TranscriptState(RecordLog):
+class TranscriptState(ParseState):
     """Parse state for one transcript identity."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.events: list[ev.Event] = []
-        self.usage = Usage()
+        super().__init__(TRANSCRIPT_FIELDS)
         self.session_id = ""
-        self.cwd = ""
-        """The session's working directory, as its first conversation record names it."""
-        self.corrupt = 0
-        self.unknown = 0
-        self.drift = DriftCounter(TRANSCRIPT_FIELDS)
-        self.cli_version = ""
-        """The latest ``version`` a record names (a resumed session may be a newer CLI's)."""
-        self.turn = ""
         self.sidechain: bool | None = None
-        self.agent_id = ""
-        """Set when this is a subagent's transcript: every message carries it."""
         self.title = ""
         """The session's title as the CLI keeps it (``custom-title`` over ``ai-title``)."""
         self._title_rank = 0
         self.open_tools: dict[str, tuple[str, dict[str, Any]]] = {}
         self.background: dict[str, None] = {}
         """Background agents launched and not yet reported back (insertion-ordered)."""
-        self._usage_seen: set[str] = set()
         self._responses: dict[str, Message] = {}
         """message id → the record carrying that response's usage, for the latest
         ``RESPONSES_KEPT`` responses begun (a later line may change their figures)."""
@@ -68,9 +54,6 @@ class TranscriptState(RecordLog):
         self._spawns: dict[str, tuple[str, str]] = {}
         """tool_use_id → (prompt digest, description) of the latest Task calls no inline
         subagent matched."""
-        self._unchecked: list[str] = []
-        """Shapes met for the first time in the block being read: their fields are
-        checked once it is read (a decoded line keeps no bytes; ADR 0014)."""
 
     def _emit(self, event: ev.Event) -> None:
         """An event of the main agent's turn: an inline subagent's records make none."""

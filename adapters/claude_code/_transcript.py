@@ -49,6 +49,7 @@ from agentspool.adapters.claude_code._records import (
 )
 from agentspool.adapters.common.drift import check_first_lines, object_keys
 from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.resume import SavedParse
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
@@ -261,23 +262,16 @@ RESUME_VERSION = 2
 state of another version makes the file be parsed again from its first byte."""
 
 
-class ResumeState(msgspec.Struct, gc=False):
+class ResumeState(SavedParse, msgspec.Struct, gc=False):
     """What ``HistoryParser`` needs to go on from an offset: exactly the parser's fields
     that shape a later record."""
 
-    version: int
-    count: int
     session_id: str = ""
     sidechain: bool | None = None
-    agent_id: str = ""
-    cli_version: str = ""
-    turn: str = ""
-    cwd: str = ""
     title: str = ""
     title_rank: int = 0
     open_tools: dict[str, str] = {}
     """tool_use_id → tool name of calls with no result yet (a result names its tool)."""
-    usage_seen: list[str] = []
     responses: list[Message] = []
     """The records carrying the latest responses' usage (a later line may change it)."""
     side_agents: dict[str, str] = {}
@@ -347,17 +341,12 @@ class HistoryParser(TranscriptParser):
         return _encode_state(
             ResumeState(
                 version=RESUME_VERSION,
-                count=self.count,
+                **self._saved(),
                 session_id=self.session_id,
                 sidechain=self.sidechain,
-                agent_id=self.agent_id,
-                cli_version=self.cli_version,
-                turn=self.turn,
-                cwd=self.cwd,
                 title=self.title,
                 title_rank=self._title_rank,
                 open_tools={k: name for k, (name, _) in self.open_tools.items()},
-                usage_seen=sorted(self._usage_seen),
                 responses=list(self._responses.values()),
                 side_agents=self._side_agents,
                 inline_agents=list(self._inline_agents),
@@ -375,17 +364,12 @@ class HistoryParser(TranscriptParser):
         if saved.version != RESUME_VERSION:
             return None
         parser = cls(file_session)
-        parser._base = saved.count
+        parser._restore(saved)
         parser.session_id = saved.session_id
         parser.sidechain = saved.sidechain
-        parser.agent_id = saved.agent_id
-        parser.cli_version = saved.cli_version
-        parser.turn = saved.turn
-        parser.cwd = saved.cwd
         parser.title = saved.title
         parser._title_rank = saved.title_rank
         parser.open_tools = {k: (name, {}) for k, name in saved.open_tools.items()}
-        parser._usage_seen = set(saved.usage_seen)
         parser._responses = {m.message_id: m for m in saved.responses}
         parser._side_agents = dict(saved.side_agents)
         parser._inline_agents = dict.fromkeys(saved.inline_agents)

@@ -63,6 +63,7 @@ from agentspool.adapters.codex._records import (
 )
 from agentspool.adapters.common.drift import check_first_lines
 from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
+from agentspool.adapters.common.resume import SavedParse
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
@@ -310,28 +311,21 @@ state of another version makes the file be parsed again from its first byte. (2:
 releases before 0.169 read — token_count usage, echoes, prompt-opened turns, forks.)"""
 
 
-class ResumeState(msgspec.Struct, gc=False):
+class ResumeState(SavedParse, msgspec.Struct, gc=False):
     """What ``HistoryParser`` needs to go on from an offset: exactly the parser's fields
     that shape a later record."""
 
-    version: int
-    count: int
     thread_id: str = ""
     parent_thread_id: str = ""
     forked_from: str = ""
-    agent_id: str = ""
     nickname: str = ""
     model: str = ""
-    cli_version: str = ""
-    cwd: str = ""
-    turn: str = ""
     turn_open: bool = False
     prompted: bool = False
     meta_seen: bool = False
     names: dict[str, str] = {}
     """call_id → tool name of every call so far (an output names its call's tool)."""
     subagents: dict[str, str] = {}
-    usage_seen: list[str] = []
     unpriced: Message | None = None
     """The first model output since the last usage record: the next one prices it."""
     total: tuple[int, int, int, int] | None = None
@@ -362,22 +356,17 @@ class HistoryParser(RolloutParser):
         return _encode_state(
             ResumeState(
                 version=RESUME_VERSION,
-                count=self.count,
+                **self._saved(),
                 thread_id=self.thread_id,
                 parent_thread_id=self.parent_thread_id,
                 forked_from=self.forked_from,
-                agent_id=self.agent_id,
                 nickname=self.nickname,
                 model=self.model,
-                cli_version=self.cli_version,
-                cwd=self.cwd,
-                turn=self.turn,
                 turn_open=self._turn_open,
                 prompted=self._prompted,
                 meta_seen=self._meta_seen,
                 names=self._names,
                 subagents=self.subagents,
-                usage_seen=sorted(self._usage_seen),
                 unpriced=self._unpriced[0] if self._unpriced else None,
                 total=self._total,
                 recorded=self._recorded,
@@ -396,21 +385,16 @@ class HistoryParser(RolloutParser):
         if saved.version != RESUME_VERSION:
             return None
         parser = cls(saved.thread_id)
-        parser._base = saved.count
+        parser._restore(saved)
         parser.parent_thread_id = saved.parent_thread_id
         parser.forked_from = saved.forked_from
-        parser.agent_id = saved.agent_id
         parser.nickname = saved.nickname
         parser.model = saved.model
-        parser.cli_version = saved.cli_version
-        parser.cwd = saved.cwd
-        parser.turn = saved.turn
         parser._turn_open = saved.turn_open
         parser._prompted = saved.prompted
         parser._meta_seen = saved.meta_seen
         parser._names = saved.names
         parser.subagents = saved.subagents
-        parser._usage_seen = set(saved.usage_seen)
         parser._unpriced = [] if saved.unpriced is None else [saved.unpriced]
         parser._total = saved.total
         parser._recorded = saved.recorded

@@ -22,29 +22,25 @@ from agentspool.adapters.codex._records import (
     decode_rich_item,
 )
 from agentspool.adapters.codex._schema import ROLLOUT_FIELDS
-from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.jsonl import split_lines
-from agentspool.adapters.common.resume import RecordLog
+from agentspool.adapters.common.resume import ParseState
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, MessageKind, Usage
+from agentspool.core.seam import Message, MessageKind
 
 Role = Literal["user", "assistant", "system", "tool"]
 Outcome = Literal["completed", "interrupted", "failed"]
 
 
-class RolloutState(RecordLog):
+class RolloutState(ParseState):
     """Parse state for one rollout file (one thread).
 
     A bulk read builds every message and event of a long history, so the handlers
     construct them directly (no keyword dicts passed through helpers): per record Python
     is most of a cold read's cost (benchmarks/read.py)."""
 
-    # The parse state, a field and its docstring a statement: a table, not a flow.
-    def __init__(self, fallback_thread_id: str = "") -> None:  # noqa: PLR0915
-        super().__init__()
-        self.events: list[ev.Event] = []
-        self.usage = Usage()
+    def __init__(self, fallback_thread_id: str = "") -> None:
+        super().__init__(ROLLOUT_FIELDS)
         self.model = ""
         """The model the latest ``turn_context`` names: the one its usage is priced at."""
         self.thread_id = fallback_thread_id
@@ -55,22 +51,7 @@ class RolloutState(RecordLog):
         """The thread whose history this rollout copies: a fork's
         ``session_meta.forked_from_id``, or the thread a later ``session_meta`` names (a
         resumed thread's new file), else ``""``."""
-        self.agent_id = ""
-        """The thread id when this rollout is a sub-agent's, else ``""``."""
         self.nickname = ""
-        self.corrupt = 0
-        self.unknown = 0
-        self.drift = DriftCounter(ROLLOUT_FIELDS)
-        self.cli_version = ""
-        """``session_meta.cli_version``: the latest one (a resumed thread may be a newer
-        CLI's)."""
-        self.cwd = ""
-        """The thread's working directory, as its first ``session_meta`` names it."""
-        self._unchecked: list[str] = []
-        """Shapes whose first record was met in the block being read: checked after it."""
-        self.turn = ""
-        """The latest turn ``task_started`` (or a prompt, below) opened (records naming no
-        turn bind to it)."""
         self._turn_open = False
         self._prompted = False
         """The open turn is one a prompt opened: the rollout marks no turn (before 0.1xx),
@@ -80,7 +61,6 @@ class RolloutState(RecordLog):
         self.subagents: dict[str, str] = {}
         """Sub-agent thread id → the ``spawn_agent`` call that started it (parent side)."""
         self._names: dict[str, str] = {}
-        self._usage_seen: set[str] = set()
         self._unpriced: list[Message] = []
         """Model output since the last usage record: the response that record prices."""
         self._total: tuple[int, int, int, int] | None = None

@@ -15,10 +15,15 @@ used — the file is parsed again from its first byte (``fresh``), which is alwa
 
 from __future__ import annotations
 
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Mapping
+from typing import Any, Generic, Protocol, TypeVar
 
+import msgspec
+
+from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.jsonl import whole_tail
-from agentspool.core.seam import Message, TranscriptFacts
+from agentspool.core.events import Event
+from agentspool.core.seam import Message, TranscriptFacts, Usage
 from agentspool.spool.files import regular_fd
 
 
@@ -54,6 +59,64 @@ class RecordLog:
             self.messages[at] = record
         else:
             self._changed[record.seq] = record
+
+
+class SavedParse(msgspec.Struct, gc=False):
+    """What every resumable parse saves; a parser's own state adds its fields."""
+
+    version: int
+    count: int
+    agent_id: str = ""
+    cli_version: str = ""
+    cwd: str = ""
+    turn: str = ""
+    usage_seen: list[str] = []
+
+
+class ParseState(RecordLog):
+    """What every transcript parse keeps: its records (``RecordLog``) and events, the
+    usage counted, what it could not read (``corrupt``, ``unknown``, ``drift``), and the
+    fields every parse is resumed with (``_saved``, ``_restore``)."""
+
+    def __init__(self, known: Mapping[str, frozenset[str]]) -> None:
+        super().__init__()
+        self.events: list[Event] = []
+        self.usage = Usage()
+        self.corrupt = 0
+        self.unknown = 0
+        self.drift = DriftCounter(known)
+        self.agent_id = ""
+        """Set when the transcript is a subagent's: every message carries it."""
+        self.cli_version = ""
+        """The latest version the records name (a resumed session may be a newer CLI's)."""
+        self.cwd = ""
+        """The working directory, as the first record naming one says."""
+        self.turn = ""
+        """The turn that records naming none belong to."""
+        self._usage_seen: set[str] = set()
+        """Responses whose usage is counted (a later record of one is not counted again)."""
+        self._unchecked: list[str] = []
+        """Shapes whose first record was met in the block being read: their fields are
+        checked once it is read (a decoded line keeps no bytes; ADR 0014)."""
+
+    def _saved(self) -> dict[str, Any]:
+        """``SavedParse``'s fields but ``version``, for the parser's own state."""
+        return {
+            "count": self.count,
+            "agent_id": self.agent_id,
+            "cli_version": self.cli_version,
+            "cwd": self.cwd,
+            "turn": self.turn,
+            "usage_seen": sorted(self._usage_seen),
+        }
+
+    def _restore(self, saved: SavedParse) -> None:
+        self._base = saved.count
+        self.agent_id = saved.agent_id
+        self.cli_version = saved.cli_version
+        self.cwd = saved.cwd
+        self.turn = saved.turn
+        self._usage_seen = set(saved.usage_seen)
 
 
 class Resumable(Protocol):
