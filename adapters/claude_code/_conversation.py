@@ -174,15 +174,7 @@ class ConversationRecords(TranscriptState):
                 )
             )
         elif msg.stop_reason in ("end_turn", "stop_sequence") and msg.model != "<synthetic>":
-            self._emit(
-                ev.TurnStopped(
-                    turn_id=self.turn,
-                    outcome="completed",
-                    at=epoch_seconds(line.timestamp),
-                    source=f"transcript:stop_reason={msg.stop_reason}",
-                    background=self._running(),
-                )
-            )
+            self._turn_done(line, f"transcript:stop_reason={msg.stop_reason}")
 
     def _blocks(self, line: Line, msg: ApiMessage, usage: Usage | None) -> Message | None:
         """An assistant line's content blocks, a record each; the first carries the
@@ -316,6 +308,19 @@ class ConversationRecords(TranscriptState):
         if launch.agentId and (launch.isAsync or launch.status == "async_launched"):
             self.background[launch.agentId] = None
 
+    def _turn_done(self, line: Line, source: str) -> None:
+        """The main agent's turn ended: completed, the background agents still at work
+        named."""
+        self._emit(
+            ev.TurnStopped(
+                turn_id=self.turn,
+                outcome="completed",
+                at=epoch_seconds(line.timestamp),
+                source=source,
+                background=self._running(),
+            )
+        )
+
     def _running(self) -> tuple[str, ...] | None:
         """The turn ends with these agents still at work; ``None`` (keep what is known)
         when the transcript knows of none. The end-of-turn records can be stamped before
@@ -331,31 +336,14 @@ class ConversationRecords(TranscriptState):
         call's) is not read: the tool's result and the subagent's own file hold it."""
         data = line.data
         if data is not None and data.type == "hook_progress" and data.hookEvent == "Stop":
-            self._emit(
-                ev.TurnStopped(
-                    turn_id=self.turn,
-                    outcome="completed",
-                    at=epoch_seconds(line.timestamp),
-                    source="transcript:hook_progress(Stop)",
-                    background=self._running(),
-                )
-            )
+            self._turn_done(line, "transcript:hook_progress(Stop)")
 
     def _system(self, line: Line) -> None:
-        at = epoch_seconds(line.timestamp)
         uid = self._uid(line)
         stamp = line.timestamp or ""
         subtype = line.subtype
         if subtype == "turn_duration":
-            self._emit(
-                ev.TurnStopped(
-                    turn_id=self.turn,
-                    outcome="completed",
-                    at=at,
-                    source="transcript:turn_duration",
-                    background=self._running(),
-                )
-            )
+            self._turn_done(line, "transcript:turn_duration")
         elif subtype in ("compact_boundary", "microcompact_boundary"):
             # microcompact (2.1.x): older tool results cleared from the context.
             text = line.content or ""

@@ -49,7 +49,7 @@ from agentspool.adapters.claude_code._records import (
 )
 from agentspool.adapters.common.drift import check_first_lines, object_keys
 from agentspool.adapters.common.jsonl import split_lines
-from agentspool.adapters.common.resume import SavedParse
+from agentspool.adapters.common.resume import SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
@@ -283,7 +283,6 @@ class _Cwd(msgspec.Struct, gc=False):
     cwd: str = ""
 
 
-_encode_state = msgspec.json.Encoder().encode
 _decode_state = msgspec.json.Decoder(ResumeState).decode
 _decode_cwd = msgspec.json.Decoder(_Cwd).decode
 
@@ -328,40 +327,29 @@ class HistoryParser(TranscriptParser):
     def facts(self) -> TranscriptFacts:
         # A subagent's file names its parent's session; a main file is named by its own.
         session_id = self.session_id if self.agent_id else self.file_session or self.session_id
-        return TranscriptFacts(
-            session_id=session_id,
-            agent_id=self.agent_id,
-            parent_session_id=self.session_id if self.agent_id else "",
-            cwd=self.cwd,
-            cli_version=self.cli_version,
-            title=self.title,
-        )
+        parent = self.session_id if self.agent_id else ""
+        return self._facts(session_id, parent, self.title)
 
     def state(self) -> bytes:
-        return _encode_state(
-            ResumeState(
-                version=RESUME_VERSION,
-                **self._saved(),
-                session_id=self.session_id,
-                sidechain=self.sidechain,
-                title=self.title,
-                title_rank=self._title_rank,
-                open_tools={k: name for k, (name, _) in self.open_tools.items()},
-                responses=list(self._responses.values()),
-                side_agents=self._side_agents,
-                inline_agents=list(self._inline_agents),
-                spawns=self._spawns,
-            )
+        return self._encoded(
+            ResumeState,
+            RESUME_VERSION,
+            session_id=self.session_id,
+            sidechain=self.sidechain,
+            title=self.title,
+            title_rank=self._title_rank,
+            open_tools={k: name for k, (name, _) in self.open_tools.items()},
+            responses=list(self._responses.values()),
+            side_agents=self._side_agents,
+            inline_agents=list(self._inline_agents),
+            spawns=self._spawns,
         )
 
     @classmethod
     def resumed(cls, state: bytes, file_session: str = "") -> HistoryParser | None:
         """A parser that goes on where ``state`` was taken; ``None`` if it cannot."""
-        try:
-            saved = _decode_state(state)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
-        if saved.version != RESUME_VERSION:
+        saved = load_state(state, _decode_state, RESUME_VERSION)
+        if saved is None:
             return None
         parser = cls(file_session)
         parser._restore(saved)

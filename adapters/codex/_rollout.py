@@ -63,7 +63,7 @@ from agentspool.adapters.codex._records import (
 )
 from agentspool.adapters.common.drift import check_first_lines
 from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
-from agentspool.adapters.common.resume import SavedParse
+from agentspool.adapters.common.resume import SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
@@ -334,7 +334,6 @@ class ResumeState(SavedParse, msgspec.Struct, gc=False):
     recent: dict[str, str] = {}
 
 
-_encode_state = msgspec.json.Encoder().encode
 _decode_state = msgspec.json.Decoder(ResumeState).decode
 
 
@@ -344,45 +343,34 @@ class HistoryParser(RolloutParser):
     the parse state round-trips through ``state``/``resumed``."""
 
     def facts(self) -> TranscriptFacts:
-        return TranscriptFacts(
-            session_id=self.thread_id,
-            agent_id=self.agent_id,
-            parent_session_id=self.parent_thread_id or self.forked_from,
-            cwd=self.cwd,
-            cli_version=self.cli_version,
-        )
+        return self._facts(self.thread_id, self.parent_thread_id or self.forked_from)
 
     def state(self) -> bytes:
-        return _encode_state(
-            ResumeState(
-                version=RESUME_VERSION,
-                **self._saved(),
-                thread_id=self.thread_id,
-                parent_thread_id=self.parent_thread_id,
-                forked_from=self.forked_from,
-                nickname=self.nickname,
-                model=self.model,
-                turn_open=self._turn_open,
-                prompted=self._prompted,
-                meta_seen=self._meta_seen,
-                names=self._names,
-                subagents=self.subagents,
-                unpriced=self._unpriced[0] if self._unpriced else None,
-                total=self._total,
-                recorded=self._recorded,
-                copies=self._copies,
-                recent=self._recent,
-            )
+        return self._encoded(
+            ResumeState,
+            RESUME_VERSION,
+            thread_id=self.thread_id,
+            parent_thread_id=self.parent_thread_id,
+            forked_from=self.forked_from,
+            nickname=self.nickname,
+            model=self.model,
+            turn_open=self._turn_open,
+            prompted=self._prompted,
+            meta_seen=self._meta_seen,
+            names=self._names,
+            subagents=self.subagents,
+            unpriced=self._unpriced[0] if self._unpriced else None,
+            total=self._total,
+            recorded=self._recorded,
+            copies=self._copies,
+            recent=self._recent,
         )
 
     @classmethod
     def resumed(cls, state: bytes) -> HistoryParser | None:
         """A parser that goes on where ``state`` was taken; ``None`` if it cannot."""
-        try:
-            saved = _decode_state(state)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
-        if saved.version != RESUME_VERSION:
+        saved = load_state(state, _decode_state, RESUME_VERSION)
+        if saved is None:
             return None
         parser = cls(saved.thread_id)
         parser._restore(saved)

@@ -15,7 +15,7 @@ used — the file is parsed again from its first byte (``fresh``), which is alwa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
@@ -73,6 +73,20 @@ class SavedParse(msgspec.Struct, gc=False):
     usage_seen: list[str] = []
 
 
+Saved = TypeVar("Saved", bound=SavedParse)
+_encode = msgspec.json.Encoder().encode
+
+
+def load_state(state: bytes, decode: Callable[[bytes], Saved], version: int) -> Saved | None:
+    """A saved parse state of ``version``; ``None`` for another version's, or one that
+    does not decode (the file is then parsed from its first byte)."""
+    try:
+        saved = decode(state)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return saved if saved.version == version else None
+
+
 class ParseState(RecordLog):
     """What every transcript parse keeps: its records (``RecordLog``) and events, the
     usage counted, what it could not read (``corrupt``, ``unknown``, ``drift``), and the
@@ -109,6 +123,20 @@ class ParseState(RecordLog):
             "turn": self.turn,
             "usage_seen": sorted(self._usage_seen),
         }
+
+    def _facts(self, session_id: str, parent_session_id: str, title: str = "") -> TranscriptFacts:
+        return TranscriptFacts(
+            session_id=session_id,
+            agent_id=self.agent_id,
+            parent_session_id=parent_session_id,
+            cwd=self.cwd,
+            cli_version=self.cli_version,
+            title=title,
+        )
+
+    def _encoded(self, state: type[Saved], version: int, **own: Any) -> bytes:
+        """The parser's ``state``: ``SavedParse``'s fields and its ``own``, as JSON."""
+        return _encode(state(version=version, **self._saved(), **own))
 
     def _restore(self, saved: SavedParse) -> None:
         self._base = saved.count
