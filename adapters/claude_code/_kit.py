@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from typing import Any
 
+from agentspool.adapters.common.stamps import StampClock
 from agentspool.spool.layout import run_dir
 from agentspool.spool.write import append_record
 
 SESSION = "5e55a1d0-0000-4000-8000-00000000c0de"
-
-
-def _stamp(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
 
 
 _BASE: dict[str, Any] = {
@@ -116,11 +112,8 @@ def _reply(turn: _Turn, stamp: str) -> dict[str, Any]:
 
 class Kit:
     def __init__(self) -> None:
-        self._clock = time.time() - 600
-
-    def _tick(self) -> str:
-        self._clock += 1
-        return _stamp(self._clock)
+        self._clock = StampClock(1)
+        self._tick = self._clock.tick
 
     def transcript(self, directory: str, turns: int) -> str:
         path = os.path.join(directory, ".claude", "projects", "-work", f"{SESSION}.jsonl")

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from typing import Any
 
+from agentspool.adapters.common.stamps import StampClock, iso_stamp
 from agentspool.spool.layout import run_dir
 from agentspool.spool.write import append_record
 
 THREAD = "01a229b9-9fc2-7942-86e4-00000000c0de"
-
-
-def _stamp(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
 
 
 def _opening(turn: str) -> list[tuple[str, dict[str, Any]]]:
@@ -128,13 +124,12 @@ def _closing(turn: str) -> list[tuple[str, dict[str, Any]]]:
 
 class Kit:
     def __init__(self) -> None:
-        self._clock = time.time() - 600
+        self._clock = StampClock(0.5)
         self._ordinal = 0
 
     def _line(self, kind: str, payload: dict[str, Any]) -> str:
-        self._clock += 0.5
         line = {
-            "timestamp": _stamp(self._clock),
+            "timestamp": self._clock.tick(),
             "ordinal": self._ordinal,
             "type": kind,
             "payload": payload,
@@ -150,7 +145,7 @@ class Kit:
         meta = {
             "session_id": THREAD,
             "id": THREAD,
-            "timestamp": _stamp(self._clock),
+            "timestamp": iso_stamp(self._clock.at),
             "cwd": "/work",
             "originator": "codex_exec",
             "cli_version": "0.169.0",

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from agentspool.adapters.common.stamps import StampClock
 from agentspool.spool.layout import run_dir
 from agentspool.spool.write import append_record
 
@@ -21,17 +21,10 @@ TOKENS = {"input": 120, "output": 12, "cached": 64, "thoughts": 3, "tool": 0, "t
 MODEL = "gemini-3.8-flash"
 
 
-def _stamp(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
-
-
 class Kit:
     def __init__(self) -> None:
-        self._clock = time.time() - 600
-
-    def _now(self) -> str:
-        self._clock += 0.5
-        return _stamp(self._clock)
+        self._clock = StampClock(0.5)
+        self._now = self._clock.tick
 
     def transcript(self, directory: str, turns: int) -> str:
         path = os.path.join(
