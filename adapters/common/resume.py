@@ -11,6 +11,10 @@ persists that next to the offset, and hands both back for the next parse.
 A state is the parser's own msgspec Struct (JSON: a tool input may hold any JSON number)
 with a ``version``: a state of another version (an older agentspool's parser) is not
 used — the file is parsed again from its first byte (``fresh``), which is always right.
+
+What the parsers share lives here too: ``RecordLog`` (the records handed out, and a
+changed copy handed out again), ``ParseState`` (what every parse keeps, and the fields
+every parse saves) and ``SavedParse``, the state a parser's own ``ResumeState`` extends.
 """
 
 from __future__ import annotations
