@@ -47,8 +47,7 @@ from agentspool.adapters.claude_code._records import (
     salvaged,
     shape_of,
 )
-from agentspool.adapters.common.drift import check_first_lines, object_keys
-from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.drift import object_keys
 from agentspool.adapters.common.resume import SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
@@ -67,27 +66,19 @@ def _members_if(raw: bytes, shape: str) -> dict[str, msgspec.Raw] | None:
 
 
 class TranscriptParser(ConversationRecords):
-    """Parse state for one transcript identity; ``feed`` appended lines in file order."""
+    """Parse state for one transcript identity; ``feed`` appended lines in file order
+    (``ParseState.feed``)."""
 
-    def feed(self, block: memoryview) -> None:
-        """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
-        call. A block holding a line the decode refuses (corrupt, torn, fields of
-        another shape) is read again line by line, so that line alone is counted and
-        skipped, or read with the fields that fit."""
-        try:
-            decoded = decode_lines(block)
-        except DECODE_ERRORS:
-            for raw in split_lines(block):
-                self.feed_line(raw)
-            return
+    def _decode_block(self, block: memoryview) -> list[Line]:
+        return decode_lines(block)
+
+    def _read_block(self, block: memoryview, decoded: list[Line]) -> None:
         for line in decoded:
             self._dispatch(line)
-        if self._unchecked:
-            self._check_fields(block)
 
-    def feed_line(self, raw: bytes) -> None:
-        if raw[:1] != b"{" and not raw.strip():
-            return
+    def _read_line(self, raw: bytes) -> None:
+        """A line whose fields have other shapes than the view's is read with the fields
+        that fit (``salvaged``)."""
         try:
             line = decode_line(raw)
         except msgspec.ValidationError:
@@ -100,8 +91,9 @@ class TranscriptParser(ConversationRecords):
             self.corrupt += 1
             return
         self._dispatch(line)
-        if self._unchecked:
-            self._check_fields(raw)
+
+    _shape_needle = staticmethod(_needle)
+    _shape_members = staticmethod(_members_if)
 
     def _dispatch(self, line: Line) -> None:
         kind = line.type
@@ -138,12 +130,6 @@ class TranscriptParser(ConversationRecords):
             self._progress(line)
         else:
             self.unknown += 1
-
-    def _check_fields(self, block: bytes | memoryview) -> None:
-        """Check the top-level keys of the first line of each unchecked shape in the
-        block."""
-        check_first_lines(self.drift, block, self._unchecked, _needle, _members_if)
-        self._unchecked.clear()
 
     def _enter(self, line: Line) -> bool:
         """What every conversation record does first; ``False``: not this file's side.

@@ -61,8 +61,7 @@ from agentspool.adapters.codex._records import (
     shape_and_members,
     thread_spawn,
 )
-from agentspool.adapters.common.drift import check_first_lines
-from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
+from agentspool.adapters.common.jsonl import JsonlFollower, OnLines
 from agentspool.adapters.common.resume import SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
@@ -84,28 +83,17 @@ class RolloutParser(ItemRecords, EventRecords):
     single lines, in file order."""
 
     # -- dispatch ------------------------------------------------------------------
-    def feed(self, block: memoryview) -> None:
-        """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
-        call. A block holding a line the typed decode refuses (corrupt, torn, a record
-        type not known here) is read again line by line, so that line alone is counted
-        and skipped."""
-        try:
-            decoded = decode_lines(block)
-        except DECODE_ERRORS:
-            for raw in split_lines(block):
-                self.feed_line(raw)
-            return
+    def _decode_block(self, block: memoryview) -> list[Any]:
+        return decode_lines(block)
+
+    def _read_block(self, block: memoryview, decoded: list[Any]) -> None:
         handlers = self._HANDLERS
         self._block, self._decoded, self._lines = block, decoded, None
         for line in decoded:
             handlers[type(line)](self, line)
         self._block, self._decoded = None, []
-        if self._unchecked:
-            self._check_fields(block)
 
-    def feed_line(self, raw: bytes) -> None:
-        if raw[:1] != b"{" and not raw.strip():
-            return
+    def _read_line(self, raw: bytes) -> None:
         try:
             line = decode_line(raw)
         except msgspec.ValidationError:
@@ -116,8 +104,9 @@ class RolloutParser(ItemRecords, EventRecords):
             return
         self._decoded, self._lines = [line], [raw]
         self._HANDLERS[type(line)](self, line)
-        if self._unchecked:
-            self._check_fields(raw)
+
+    _shape_needle = staticmethod(_needle)
+    _shape_members = staticmethod(_members_if)
 
     def _untyped(self, raw: bytes) -> None:
         """A line the typed decode refused: a record type not known here, a known one
@@ -160,11 +149,6 @@ class RolloutParser(ItemRecords, EventRecords):
         if isinstance(line.id, str) and line.id:
             stamp = line.timestamp if isinstance(line.timestamp, str) else ""
             self._session_meta(SessionMetaLine(timestamp=stamp, payload=SessionMeta(id=line.id)))
-
-    def _check_fields(self, block: bytes | memoryview) -> None:
-        """Check the fields of the first line of each unchecked shape in the block."""
-        check_first_lines(self.drift, block, self._unchecked, _needle, _members_if)
-        self._unchecked.clear()
 
     # -- record types --------------------------------------------------------------
     def _session_meta(self, line: SessionMetaLine) -> None:

@@ -19,13 +19,13 @@ every parse saves) and ``SavedParse``, the state a parser's own ``ResumeState`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from agentspool.adapters.common.drift import DriftCounter
-from agentspool.adapters.common.jsonl import whole_tail
+from agentspool.adapters.common.drift import DriftCounter, check_first_lines
+from agentspool.adapters.common.jsonl import split_lines, whole_tail
 from agentspool.core.events import Event
 from agentspool.core.seam import Message, TranscriptFacts, Usage
 from agentspool.spool.files import regular_fd
@@ -79,6 +79,7 @@ class SavedParse(msgspec.Struct, gc=False):
 
 Saved = TypeVar("Saved", bound=SavedParse)
 _encode = msgspec.json.Encoder().encode
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
 def load_state(state: bytes, decode: Callable[[bytes], Saved], version: int) -> Saved | None:
@@ -117,6 +118,59 @@ class ParseState(RecordLog):
         """Shapes whose first record was met in the block being read: their fields are
         checked once it is read (a decoded line keeps no bytes; ADR 0014)."""
 
+    # -- reading: a block decoded in one call, a refused block line by line ----------
+    def feed(self, block: memoryview) -> None:
+        """A block of complete lines (what ``JsonlFollower`` hands on), decoded in one
+        call. A block holding a line the decode refuses (corrupt, torn, of another
+        shape) is read again line by line, so that line alone is counted and skipped, or
+        read as far as it fits."""
+        try:
+            decoded = self._decode_block(block)
+        except _DECODE_ERRORS:
+            for raw in split_lines(block):
+                self.feed_line(raw)
+            return
+        self._read_block(block, decoded)
+        if self._unchecked:
+            self._check_fields(block)
+
+    def feed_line(self, raw: bytes) -> None:
+        if raw[:1] != b"{" and not raw.strip():
+            return
+        self._read_line(raw)
+        if self._unchecked:
+            self._check_fields(raw)
+
+    def _check_fields(self, block: bytes | memoryview) -> None:
+        """Check the fields of the first line of each shape met for the first time."""
+        check_first_lines(
+            self.drift, block, self._unchecked, self._shape_needle, self._shape_members
+        )
+        self._unchecked.clear()
+
+    # -- what a parser says -------------------------------------------------------------
+    def _decode_block(self, block: memoryview) -> list[Any]:
+        """Every line of ``block`` through the parser's views, in one call."""
+        raise NotImplementedError
+
+    def _read_block(self, block: memoryview, decoded: list[Any]) -> None:
+        raise NotImplementedError
+
+    def _read_line(self, raw: bytes) -> None:
+        """One line, decoded on its own (a block of it was refused)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _shape_needle(shape: str) -> bytes:
+        """Bytes every line of ``shape`` holds (``check_first_lines``)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _shape_members(raw: bytes, shape: str) -> Iterable[str] | None:
+        """The line's members if it is of ``shape``, else ``None``."""
+        raise NotImplementedError
+
+    # -- resuming -----------------------------------------------------------------------
     def _saved(self) -> dict[str, Any]:
         """``SavedParse``'s fields but ``version``, for the parser's own state."""
         return {
