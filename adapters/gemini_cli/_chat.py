@@ -221,29 +221,17 @@ class ChatParser:
         elif kind == "info":
             self._info(record)
         elif kind == "error":
-            made = self._add(
-                record,
-                Message(
-                    id=record.id,
-                    kind="error",
-                    role="system",
-                    is_error=True,
-                    text=str(record.content or ""),
-                ),
-            )
-            if made and self.lifecycle and not self._resync:
+            if self._notice(record, "error", is_error=True) and self.lifecycle and not self._resync:
                 self._stop("failed", record.timestamp, "transcript:error")
         elif kind == "warning":
-            self._add(
-                record,
-                Message(
-                    id=record.id,
-                    kind="text",
-                    role="system",
-                    is_meta=True,
-                    text=str(record.content or ""),
-                ),
-            )
+            self._notice(record, "text", is_meta=True)
+
+    def _notice(self, record: Record, kind: MessageKind, **flags: Any) -> bool:
+        """An ``error`` or ``warning`` record: the CLI's own words, a system message."""
+        text = str(record.content or "")
+        return self._add(
+            record, Message(id=record.id, kind=kind, role="system", text=text, **flags)
+        )
 
     def _add(self, record: Record, message: Message, *, hidden: bool = False) -> bool:
         """Make ``message`` from ``record``, unless it was made: then only its text, if
