@@ -28,6 +28,8 @@ is read as its subagent's group, opened under the Task call whose prompt it begi
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 
 from agentspool.adapters.claude_code._conversation import ConversationRecords
@@ -286,6 +288,14 @@ class HistoryParser(TranscriptParser):
     file's name is the session of a main transcript. A subagent's file names its
     parent's session in its records."""
 
+    _KEPT: ClassVar[tuple[str, ...]] = (
+        "session_id",
+        "sidechain",
+        "title",
+        "_title_rank",
+        "_side_agents",
+    )
+
     def __init__(self, file_session: str = "") -> None:
         super().__init__()
         self.cwd = ""
@@ -320,13 +330,8 @@ class HistoryParser(TranscriptParser):
         return self._encoded(
             ResumeState,
             RESUME_VERSION,
-            session_id=self.session_id,
-            sidechain=self.sidechain,
-            title=self.title,
-            title_rank=self._title_rank,
             open_tools={k: name for k, (name, _) in self.open_tools.items()},
             responses=list(self._responses.values()),
-            side_agents=self._side_agents,
             inline_agents=list(self._inline_agents),
             spawns=self._spawns,
         )
@@ -339,13 +344,8 @@ class HistoryParser(TranscriptParser):
             return None
         parser = cls(file_session)
         parser._restore(saved)
-        parser.session_id = saved.session_id
-        parser.sidechain = saved.sidechain
-        parser.title = saved.title
-        parser._title_rank = saved.title_rank
         parser.open_tools = {k: (name, {}) for k, name in saved.open_tools.items()}
         parser._responses = {m.message_id: m for m in saved.responses}
-        parser._side_agents = dict(saved.side_agents)
         parser._inline_agents = dict.fromkeys(saved.inline_agents)
         parser._spawns = {k: (v[0], v[1]) for k, v in saved.spawns.items()}
         return parser

@@ -326,6 +326,23 @@ class HistoryParser(RolloutParser):
     parsed (``take``) — with an earlier one again when a usage record prices it — and
     the parse state round-trips through ``state``/``resumed``."""
 
+    _KEPT: ClassVar[tuple[str, ...]] = (
+        "thread_id",
+        "parent_thread_id",
+        "forked_from",
+        "nickname",
+        "model",
+        "_turn_open",
+        "_prompted",
+        "_meta_seen",
+        "_names",
+        "subagents",
+        "_total",
+        "_recorded",
+        "_copies",
+        "_recent",
+    )
+
     def facts(self) -> TranscriptFacts:
         return self._facts(self.thread_id, self.parent_thread_id or self.forked_from)
 
@@ -333,21 +350,7 @@ class HistoryParser(RolloutParser):
         return self._encoded(
             ResumeState,
             RESUME_VERSION,
-            thread_id=self.thread_id,
-            parent_thread_id=self.parent_thread_id,
-            forked_from=self.forked_from,
-            nickname=self.nickname,
-            model=self.model,
-            turn_open=self._turn_open,
-            prompted=self._prompted,
-            meta_seen=self._meta_seen,
-            names=self._names,
-            subagents=self.subagents,
             unpriced=self._unpriced[0] if self._unpriced else None,
-            total=self._total,
-            recorded=self._recorded,
-            copies=self._copies,
-            recent=self._recent,
         )
 
     @classmethod
@@ -358,18 +361,5 @@ class HistoryParser(RolloutParser):
             return None
         parser = cls(saved.thread_id)
         parser._restore(saved)
-        parser.parent_thread_id = saved.parent_thread_id
-        parser.forked_from = saved.forked_from
-        parser.nickname = saved.nickname
-        parser.model = saved.model
-        parser._turn_open = saved.turn_open
-        parser._prompted = saved.prompted
-        parser._meta_seen = saved.meta_seen
-        parser._names = saved.names
-        parser.subagents = saved.subagents
         parser._unpriced = [] if saved.unpriced is None else [saved.unpriced]
-        parser._total = saved.total
-        parser._recorded = saved.recorded
-        parser._copies = saved.copies
-        parser._recent = saved.recent
         return parser

@@ -20,7 +20,7 @@ every parse saves) and ``SavedParse``, the state a parser's own ``ResumeState`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
@@ -171,8 +171,12 @@ class ParseState(RecordLog):
         raise NotImplementedError
 
     # -- resuming -----------------------------------------------------------------------
+    _KEPT: ClassVar[tuple[str, ...]] = ()
+    """The parser's own attributes saved and restored as they are, each as the state's
+    field of its name without the leading ``_``."""
+
     def _saved(self) -> dict[str, Any]:
-        """``SavedParse``'s fields but ``version``, for the parser's own state."""
+        """The state's fields but ``version``: ``SavedParse``'s, and ``_KEPT``."""
         return {
             "count": self.count,
             "agent_id": self.agent_id,
@@ -180,6 +184,7 @@ class ParseState(RecordLog):
             "cwd": self.cwd,
             "turn": self.turn,
             "usage_seen": sorted(self._usage_seen),
+            **{name.lstrip("_"): getattr(self, name) for name in self._KEPT},
         }
 
     def _facts(self, session_id: str, parent_session_id: str, title: str = "") -> TranscriptFacts:
@@ -203,6 +208,8 @@ class ParseState(RecordLog):
         self.cwd = saved.cwd
         self.turn = saved.turn
         self._usage_seen = set(saved.usage_seen)
+        for name in self._KEPT:
+            setattr(self, name, getattr(saved, name.lstrip("_")))
 
 
 class Resumable(Protocol):
