@@ -8,9 +8,8 @@ import os
 import uuid
 from typing import Any
 
+from agentspool.adapters.common.kits import append_jsonl, bash_approval, spool_hooks
 from agentspool.adapters.common.stamps import StampClock
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
 
 SESSION = "5e55a1d0-0000-4000-8000-00000000c0de"
 
@@ -154,10 +153,7 @@ class Kit:
                 "isMeta": False,
             },
         ]
-        data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-        with open(path, "ab") as fh:
-            fh.write(data)
-        return data
+        return append_jsonl(path, lines)
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         prompt_id = str(uuid.uuid4())
@@ -169,30 +165,5 @@ class Kit:
             "permission_mode": "default",
         }
         tool_input = {"command": "echo hi > out.txt", "description": "Write a file"}
-        hooks = [
-            (
-                "UserPromptSubmit",
-                {**common, "hook_event_name": "UserPromptSubmit", "prompt": "write a file"},
-            ),
-            (
-                "PreToolUse",
-                {
-                    **common,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_input": tool_input,
-                    "tool_use_id": "toolu_kit",
-                },
-            ),
-            (
-                "PermissionRequest",
-                {
-                    **common,
-                    "hook_event_name": "PermissionRequest",
-                    "tool_name": "Bash",
-                    "tool_input": tool_input,
-                },
-            ),
-        ]
-        for event, payload in hooks:
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        hooks = bash_approval(common, "write a file", tool_input, tool_input, "toolu_kit")
+        spool_hooks(runtime_dir, run_id, hooks)

@@ -8,9 +8,8 @@ import os
 import uuid
 from typing import Any
 
+from agentspool.adapters.common.kits import bash_approval, spool_hooks
 from agentspool.adapters.common.stamps import StampClock, iso_stamp
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
 
 THREAD = "01a229b9-9fc2-7942-86e4-00000000c0de"
 
@@ -182,33 +181,8 @@ class Kit:
             "model": "gpt-5-codex",
             "permission_mode": "default",
         }
-        hooks = [
-            (
-                "UserPromptSubmit",
-                {**common, "hook_event_name": "UserPromptSubmit", "prompt": "touch a file"},
-            ),
-            (
-                "PreToolUse",
-                {
-                    **common,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_input": {"command": "touch approved.txt"},
-                    "tool_use_id": "call_kit",
-                },
-            ),
-            (
-                "PermissionRequest",
-                {
-                    **common,
-                    "hook_event_name": "PermissionRequest",
-                    "tool_name": "Bash",
-                    "tool_input": {
-                        "command": "touch approved.txt",
-                        "description": "needs escalation",
-                    },
-                },
-            ),
-        ]
-        for event, payload in hooks:
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        command = {"command": "touch approved.txt"}
+        asked = {**command, "description": "needs escalation"}
+        spool_hooks(
+            runtime_dir, run_id, bash_approval(common, "touch a file", command, asked, "call_kit")
+        )

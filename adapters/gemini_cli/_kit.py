@@ -11,9 +11,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from agentspool.adapters.common.kits import append_jsonl, spool_hooks
 from agentspool.adapters.common.stamps import StampClock
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
 
 SESSION = "dfd823e2-b3e0-43b0-999f-08e94fc1929e"
 CONTEXT_ID = "d04923d38bb0f6017037e74183378ef4"
@@ -129,10 +128,7 @@ class Kit:
                 "model": MODEL,
             },
         ]
-        data = "".join(json.dumps(r) + "\n" for r in records).encode()
-        with open(path, "ab") as fh:
-            fh.write(data)
-        return data
+        return append_jsonl(path, records)
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         common = {"session_id": SESSION, "transcript_path": transcript_path, "cwd": "/work"}
@@ -155,9 +151,14 @@ class Kit:
                 },
             ),
         ]
-        for event, extra in hooks:
-            payload = {**common, "hook_event_name": event, "timestamp": self._now(), **extra}
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        spool_hooks(
+            runtime_dir,
+            run_id,
+            (
+                (event, {**common, "hook_event_name": event, "timestamp": self._now(), **extra})
+                for event, extra in hooks
+            ),
+        )
 
 
 class DocumentKit(Kit):

@@ -18,10 +18,9 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
 
+from agentspool.adapters.common.kits import spool_hooks
 from agentspool.adapters.opencode import _store
 from agentspool.core.seam import TranscriptFile
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
 
 SESSION = "ses_kit0000000000000000000000"
 DIRECTORY = "/work"
@@ -281,7 +280,7 @@ class Kit:
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         """The plugin's records of a permission prompt opening in the kit's session."""
         database, _ = _store.split(transcript_path)
-        records = [
+        records: list[tuple[str, dict[str, Any]]] = [
             (
                 "start",
                 {
@@ -307,5 +306,4 @@ class Kit:
                 },
             ),
         ]
-        for event, payload in records:
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        spool_hooks(runtime_dir, run_id, records)
