@@ -20,29 +20,32 @@ TOKENS = {"input": 120, "output": 12, "cached": 64, "thoughts": 3, "tool": 0, "t
 MODEL = "gemini-3.8-flash"
 
 
+def _chat_file(directory: str, name: str) -> str:
+    """Where the CLI keeps the project's chat files (``<home>/.gemini/tmp/<project>/chats/``)."""
+    path = os.path.join(directory, ".gemini", "tmp", "work", "chats", name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def _header(start: str) -> dict[str, Any]:
+    """The fields a chat file opens with (both formats)."""
+    return {
+        "sessionId": SESSION,
+        "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
+        "startTime": start,
+        "lastUpdated": start,
+    }
+
+
 class Kit:
     def __init__(self) -> None:
         self._clock = StampClock(0.5)
         self._now = self._clock.tick
 
     def transcript(self, directory: str, turns: int) -> str:
-        path = os.path.join(
-            directory,
-            ".gemini",
-            "tmp",
-            "work",
-            "chats",
-            f"session-2026-12-01T10-07-{SESSION[:8]}.jsonl",
-        )
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        path = _chat_file(directory, f"session-2026-12-01T10-07-{SESSION[:8]}.jsonl")
         start = self._now()
-        meta = {
-            "sessionId": SESSION,
-            "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
-            "startTime": start,
-            "lastUpdated": start,
-            "kind": "main",
-        }
+        meta = {**_header(start), "kind": "main"}
         context = {
             "id": CONTEXT_ID,
             "timestamp": start,
@@ -166,26 +169,8 @@ class DocumentKit(Kit):
     lastUpdated, messages}``, written whole again at each change (§7.1)."""
 
     def transcript(self, directory: str, turns: int) -> str:
-        path = os.path.join(
-            directory,
-            ".gemini",
-            "tmp",
-            "work",
-            "chats",
-            f"session-2026-01-05T09-00-{SESSION[:8]}.json",
-        )
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        start = self._now()
-        self._write(
-            path,
-            {
-                "sessionId": SESSION,
-                "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
-                "startTime": start,
-                "lastUpdated": start,
-                "messages": [],
-            },
-        )
+        path = _chat_file(directory, f"session-2026-01-05T09-00-{SESSION[:8]}.json")
+        self._write(path, {**_header(self._now()), "messages": []})
         for _ in range(turns):
             self.append_turn(path)
         return path
