@@ -6,6 +6,8 @@ content blocks: text, thinking, tool calls; the response's usage), ``progress`` 
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from agentspool.adapters.claude_code._records import (
@@ -339,15 +341,12 @@ class ConversationRecords(TranscriptState):
             self._turn_done(line, "transcript:hook_progress(Stop)")
 
     def _system(self, line: Line) -> None:
-        uid = self._uid(line)
-        stamp = line.timestamp or ""
         subtype = line.subtype
         if subtype == "turn_duration":
             self._turn_done(line, "transcript:turn_duration")
         elif subtype in ("compact_boundary", "microcompact_boundary"):
             # microcompact (2.1.x): older tool results cleared from the context.
-            text = line.content or ""
-            self._add(Message(id=uid, kind="compaction", role="system", text=text, timestamp=stamp))
+            self._from_system(line, "compaction", line.content or "")
         elif subtype in ("api_error", "error", "api_refusal"):
             # A request that failed (retried, or given up) or that the API refused: the
             # turn goes on (a retry) or ends with the synthetic error message after it.
@@ -356,21 +355,18 @@ class ConversationRecords(TranscriptState):
                 if subtype == "api_refusal"
                 else error_text(line)
             )
-            self._add(
-                Message(
-                    id=uid,
-                    kind="error",
-                    role="system",
-                    text=text,
-                    timestamp=stamp,
-                    is_error=True,
-                    parent_id=line.parent_uuid or "",
-                )
-            )
+            self._from_system(line, "error", text, is_error=True, parent_id=line.parent_uuid or "")
         elif (
             subtype in ("local_command", "informational", "model_refusal_fallback", None)
             and line.content
         ):
             # ``None``: a 1.0.x notice with no subtype ("… limit reached, now using …").
-            text = line.content
-            self._add(Message(id=uid, kind="text", role="system", text=text, timestamp=stamp))
+            self._from_system(line, "text", line.content)
+
+    def _from_system(self, line: Line, kind: MessageKind, text: str, **fields: Any) -> None:
+        stamp = line.timestamp or ""
+        self._add(
+            Message(
+                id=self._uid(line), kind=kind, role="system", text=text, timestamp=stamp, **fields
+            )
+        )
