@@ -99,12 +99,12 @@ class RolloutState(ParseState):
             self._unpriced.append(message)
 
     def _note(
-        self, line: Line, id: str, kind: MessageKind, role: Role, text: str, **fields: Any
+        self, line: Line, uid: str, kind: MessageKind, role: Role, text: str, **fields: Any
     ) -> Message:
         """A record of the rarer kinds (an error, a review, an answer, the UI's copy of a
         text), stamped with its line's time; the hot handlers build theirs in place."""
         message = Message(
-            id=id, kind=kind, role=role, text=text, timestamp=line.timestamp, **fields
+            id=uid, kind=kind, role=role, text=text, timestamp=line.timestamp, **fields
         )
         self._append(message)
         return message
