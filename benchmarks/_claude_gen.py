@@ -62,21 +62,25 @@ def _request(
     return [snapshot, blob, request]
 
 
+# The fields every conversation record of the session carries.
+_BASE: dict[str, object] = {
+    "isSidechain": False,
+    "sessionId": SESSION,
+    "cwd": "/srv/project",
+    "version": "2.1.328",
+    "gitBranch": "main",
+    "userType": "external",
+    "entrypoint": "cli",
+}
+
+
 def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
     prompt_id, user = (
         str(uuid.UUID(int=rng.getrandbits(128))),
         str(uuid.UUID(int=rng.getrandbits(128))),
     )
     a1, a2, tr, a3 = (str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(4))
-    base = {
-        "isSidechain": False,
-        "sessionId": SESSION,
-        "cwd": "/srv/project",
-        "version": "2.1.328",
-        "gitBranch": "main",
-        "userType": "external",
-        "entrypoint": "cli",
-    }
+    base = _BASE
     words = " ".join(
         rng.choice(["alpha", "beta", "gamma", "delta", "file", "test", "fix"])
         for _ in range(rng.randint(20, 120))
