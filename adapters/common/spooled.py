@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, ove
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
-from agentspool.core.proc import process_state
+from agentspool.core.proc import ended_by_exit, process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -57,6 +57,7 @@ from agentspool.core.seam import (
 from agentspool.spool import signature
 from agentspool.spool.errors import TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import run_dir
+from agentspool.spool.read import SpoolReader, SpoolRecord
 
 if TYPE_CHECKING:
     from agentspool.core.seam import Adapter, Message
@@ -117,6 +118,27 @@ class SpoolView(Protocol):
     def translator(self) -> _Located: ...
 
     def refresh(self) -> None: ...
+
+
+class _Translating(_Located, Protocol):
+    def translate(self, record: SpoolRecord) -> list[Event]: ...
+
+
+Tr = TypeVar("Tr", bound=_Translating)
+
+
+class TranslatedSpool(Generic[Tr]):
+    """One run's spool, read incrementally: every record translated once, its events
+    kept."""
+
+    def __init__(self, run_dir: str, translator: Tr) -> None:
+        self.reader = SpoolReader(run_dir)
+        self.translator = translator
+        self.events: list[Event] = []
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.events += self.translator.translate(record)
 
 
 class _Drifting(Protocol):
@@ -217,6 +239,12 @@ class LiveTranslator(Protocol):
     def drift(self) -> _Drifting: ...
 
     def agent_gone(self) -> bool: ...
+
+
+def ended_if_gone(translator: LiveTranslator) -> list[Event]:
+    """A dead agent process ends whatever its hooks left open (never kept: a read
+    asks again)."""
+    return ended_by_exit(translator.agent_pid) if translator.agent_gone() else []
 
 
 def translated_live(

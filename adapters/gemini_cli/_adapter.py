@@ -43,18 +43,14 @@ from agentspool.adapters.common.spooled import (
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    TranslatedSpool,
     agent_watched,
+    ended_if_gone,
     translated_live,
 )
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
-from agentspool.adapters.gemini_cli._chat import (
-    SHELL_TOOL,
-    SUBAGENT_TOOL,
-    ChatParser,
-    session_id_of,
-    subagent_progress,
-)
+from agentspool.adapters.gemini_cli._chat import ChatParser
 from agentspool.adapters.gemini_cli._document import (
     DocumentFollower,
     DocumentParser,
@@ -62,8 +58,13 @@ from agentspool.adapters.gemini_cli._document import (
     is_document,
     listed_session_id,
 )
+from agentspool.adapters.gemini_cli._records import (
+    SHELL_TOOL,
+    SUBAGENT_TOOL,
+    session_id_of,
+    subagent_progress,
+)
 from agentspool.core.events import Event
-from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -73,27 +74,17 @@ from agentspool.core.seam import (
     Spawn,
     Trust,
 )
-from agentspool.spool.read import SpoolReader
 
 
-class _SpoolView:
-    """One run's spool, read incrementally; every record translated once, kept as events."""
+class _SpoolView(TranslatedSpool[_signals.HookTranslator]):
+    """The spool's events, and the approvals its approved commands running prove given."""
 
     def __init__(self, run_dir: str) -> None:
-        self.reader = SpoolReader(run_dir)
-        self.translator = _signals.HookTranslator()
-        self.events: list[Event] = []
+        super().__init__(run_dir, _signals.HookTranslator())
 
     def refresh(self) -> None:
-        for record in self.reader.read():
-            self.events += self.translator.translate(record)
+        super().refresh()
         self.events += self.translator.commands_started()
-
-    def liveness(self) -> list[Event]:
-        """Not kept: a dead gemini process ends whatever its hooks left open."""
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
 
 
 def _project_root(chat_file: str) -> str:
@@ -283,7 +274,7 @@ class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
         return super()._vanished(run, transcript_path)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
+        return translated_live(spool.translator, ended_if_gone(spool.translator))
 
     def _spool_events(
         self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: ChatParser | None
