@@ -18,10 +18,10 @@ MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
 LONG_FUNCTIONS_ALLOWED = 2
 
-# Files other branches are reshaping while this test lands: the CLI's rooms
-# (cli/main.py) and the store's and the history index's performance work
-# (core/store.py, core/history.py). Remove each entry once its branch is merged.
-NOT_YET = frozenset({"cli/main.py", "core/store.py", "core/history.py"})
+# Files another branch is reshaping while this test lands: the store's and the history
+# index's performance work (core/store.py, core/history.py, issue 26). Remove each entry
+# once that branch is merged.
+NOT_YET = frozenset({"core/store.py", "core/history.py"})
 
 
 def _source_files() -> list[str]:
