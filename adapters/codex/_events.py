@@ -22,6 +22,8 @@ from agentspool.adapters.codex._records import (
     usage_of,
 )
 from agentspool.adapters.codex._state import RolloutState
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.core import events as ev
 from agentspool.core.seam import Message
 
 
@@ -56,7 +58,15 @@ class EventRecords(RolloutState):
         if msg.turn_id:
             self.turn = msg.turn_id
             self._turn_open, self._prompted = True, False
-            self._started(line.timestamp, msg.turn_id, "transcript:task_started")
+            # Built in place (not _started): every turn writes one (ADR 0009).
+            self.events.append(
+                ev.TurnStarted(
+                    turn_id=msg.turn_id,
+                    at=epoch_seconds(line.timestamp),
+                    source="transcript:task_started",
+                    epoch=self.thread_id,
+                )
+            )
 
     def _task_complete(self, line: EventLine, msg: EventMsg) -> None:
         turn = msg.turn_id or self.turn
@@ -65,8 +75,15 @@ class EventRecords(RolloutState):
         if error is not None:
             self._note(line, f"error:{turn}", "error", "system", error, is_error=True)
         self._turn_closed()
-        source = "transcript:task_complete(error)" if failed else "transcript:task_complete"
-        self._stopped(line.timestamp, turn, "failed" if failed else "completed", source)
+        self.events.append(
+            ev.TurnStopped(
+                turn_id=turn,
+                outcome="failed" if failed else "completed",
+                at=epoch_seconds(line.timestamp),
+                source="transcript:task_complete(error)" if failed else "transcript:task_complete",
+                epoch=self.thread_id,
+            )
+        )
 
     def _turn_aborted(self, line: EventLine, msg: EventMsg) -> None:
         reason = f"({msg.reason})" if msg.reason else ""
