@@ -1,0 +1,130 @@
+"""The Qwen Code adapter: composes a run's state from the hook spool and the chat file.
+
+Precedence (docs/adr/0047-qwen-code-arming.md, docs/providers/qwen-code.md §2-§4). All
+evidence becomes canonical events, folded by the one reducer in evidence-time order:
+
+1. An open question — ``PermissionRequest{tool_name: "ask_user_question"}`` → ``question``
+   with ``pending_dialog`` (the form's questions).
+2. An open approval — ``PermissionRequest`` of any other tool → ``needs_input`` with
+   ``pending_approval``; the hook names no call, the chat file's unanswered function
+   call of that tool and input does. Closed by that call's ``PreToolUse`` (approved), a
+   ``PostToolBatch`` listing it (Esc denied it: ``cancelled``), or the turn's end.
+3. Otherwise the turn: a prompt's ``UserPromptSubmit`` opens it; ``Stop``, or the
+   ``Notification{idle_prompt}`` that alone follows an Esc, ends it.
+
+The chat file alone (a transcript-only read: an ended run) derives the turn from its
+records (``_chat``). ``locate_transcript`` follows the newest hook's ``transcript_path``
+but ``SessionEnd``'s, so ``/clear`` moves it to the new file (created at its first
+prompt: until then the spool alone answers). A dead qwen process (the hooks' parent)
+ends the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+import msgspec
+
+from agentspool.adapters.common.install import HookInstaller
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import (
+    Live,
+    RunHandle,
+    SpoolBackedAdapter,
+    TranscriptView,
+    translated_live,
+)
+from agentspool.adapters.qwen_code import _install, _lifecycle, _signals
+from agentspool.adapters.qwen_code._chat import ChatParser
+from agentspool.core.events import Event, InputRequested
+from agentspool.core.proc import ended_by_exit
+from agentspool.core.seam import Capabilities, Installer, Spawn, Trust
+from agentspool.spool.read import SpoolReader
+
+
+class _SpoolView:
+    """One run's spool, read incrementally; every record translated once, kept as events."""
+
+    def __init__(self, run_dir: str) -> None:
+        self.reader = SpoolReader(run_dir)
+        self.translator = _signals.HookTranslator()
+        self.events: list[Event] = []
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.events += self.translator.translate(record)
+
+    def liveness(self) -> list[Event]:
+        """Not kept: a dead qwen process ends whatever its hooks left open."""
+        if not self.translator.agent_gone():
+            return []
+        return ended_by_exit(self.translator.agent_pid)
+
+
+def _complete(pending: InputRequested, parser: ChatParser) -> InputRequested:
+    """Name the call a permission request is about: the chat file's newest unanswered
+    call of that tool and input (written before the dialog opened)."""
+    if pending.tool_use_id or not pending.tool_name:
+        return pending
+    for call_id, (name, tool_input) in reversed(parser.open_calls.items()):
+        if name == pending.tool_name and (
+            not pending.tool_input or tool_input == pending.tool_input
+        ):
+            dialog = pending.dialog
+            if dialog is not None:
+                dialog = msgspec.structs.replace(dialog, tool_use_id=call_id)
+            return msgspec.structs.replace(pending, tool_use_id=call_id, dialog=dialog)
+    return pending
+
+
+class QwenCode(SpoolBackedAdapter[_SpoolView, ChatParser]):
+    """The declaration: hook records through ``_signals.HookTranslator``, the chat file
+    through ``ChatParser``, no native status (``sessions/<pid>.json`` holds no state; a
+    dead qwen process ends the run), hooks armed per run by ``_lifecycle`` in a settings
+    layer of the run's own, or installed once by ``_install``."""
+
+    name: ClassVar[str] = "qwen-code"
+    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, install_scopes=("user",))
+    executable: ClassVar[str] = "qwen"
+    installer: ClassVar[Installer | None] = HookInstaller(
+        _install.HOOKS.install_hooks,
+        _install.HOOKS.uninstall_hooks,
+        _install.HOOKS.installed_hooks,
+    )
+
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
+        return _lifecycle.setup(run_id, runtime_dir)
+
+    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
+        return _SpoolView(run.run_dir)
+
+    def _new_view(
+        self, run_id: str, transcript_path: str, *, live: bool
+    ) -> TranscriptView[ChatParser]:
+        # Live, the hooks own the turn; the file alone derives it (_chat's module doc).
+        return TranscriptView(
+            JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
+        )
+
+    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
+        """For ``spool_sig``: the chat file, and the agent's liveness by stat alone."""
+        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
+        watched = [path] if path else []
+        if pid:
+            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
+        return tuple(watched)
+
+    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
+        return translated_live(spool.translator, spool.liveness())
+
+    def _spool_events(
+        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: ChatParser | None
+    ) -> list[Event]:
+        return spool.events
+
+    def _facts(self, run: RunHandle[_SpoolView], parser: ChatParser) -> tuple[str, str, str]:
+        return parser.session_id, "", parser.cwd
+
+    def _complete(self, parser: ChatParser) -> Callable[[InputRequested], InputRequested]:
+        return lambda pending: _complete(pending, parser)

@@ -1,0 +1,188 @@
+"""Qwen Code hooks → canonical events: the spool and the qwen process.
+
+Facts: docs/providers/qwen-code.md §2 (tests/live/captures/qwen-code/tui-session/). The
+hooks are Claude-shaped, with three differences that decide the rules here:
+
+* ``PermissionRequest`` fires when the dialog opens, *before* any ``PreToolUse`` and with
+  no tool id; ``PreToolUse`` fires only once the call was approved. So the wait is
+  opened by ``PermissionRequest`` (its tool and input), and closed by the ``PreToolUse``
+  of that tool and input (approved), or by a ``PostToolBatch`` naming it (a call Esc
+  denied is listed ``cancelled``, and nothing else fires).
+* A question form goes through the same permission path: ``PermissionRequest`` with
+  ``tool_name: "ask_user_question"`` is the form opening (``question``).
+* Esc mid-stream and Esc on a dialog fire no ``Stop``, only
+  ``Notification{idle_prompt}``, which also follows every ``Stop``: it ends whatever
+  turn is open. ``UserPromptSubmit`` also fires, with an empty prompt, for each
+  continuation after tool results: only a prompt opens a turn.
+
+``Notification{permission_prompt}`` repeats the ``PermissionRequest`` before it and adds
+nothing. The agent process is the hook's parent (the pid ``sessions/<pid>.json`` names).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters.common.dialogs import question_dialog
+from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.adapters.qwen_code._schema import HOOK_FIELDS
+from agentspool.core import events as ev
+from agentspool.core import proc as _proc
+from agentspool.spool.read import SpoolRecord
+
+QUESTION_TOOL = "ask_user_question"
+SHELL_TOOL = "run_shell_command"
+_NOT_LOCATING = frozenset({"SessionEnd"})
+"""Hooks whose transcript_path is not the session going on: ``/clear``'s SessionEnd names
+the one ending (its SessionStart names the next)."""
+
+
+class _BatchCall(msgspec.Struct):
+    tool_name: str = ""
+    tool_input: Any = None
+    tool_call_id: str = ""
+    status: str = ""
+
+
+class HookPayload(msgspec.Struct):
+    session_id: str = ""
+    transcript_path: str = ""
+    cwd: str = ""
+    prompt_id: str = ""
+    prompt: str = ""
+    source: str = ""
+    reason: str = ""
+    tool_name: str = ""
+    tool_input: Any = None
+    tool_call_id: str = ""
+    notification_type: str = ""
+    tool_calls: list[_BatchCall] = []
+
+
+decode = HookDecoder(HookPayload)
+
+
+def dialog_for(tool_use_id: str, tool_input: dict[str, Any]) -> Any:
+    """``ask_user_question``'s ``questions[{question, header, options, multiSelect}]``."""
+    return question_dialog(tool_use_id, tool_input.get("questions"))
+
+
+class _Asked(msgspec.Struct):
+    tool_name: str
+    tool_input: dict[str, Any]
+
+
+class HookTranslator:
+    """Spool records → events, in spool order, keeping the open permission request."""
+
+    def __init__(self) -> None:
+        self.transcript_path = ""
+        self.cwd = ""
+        self.undecodable = 0
+        self.agent_pid = 0
+        self.agent_seen_ns = 0
+        self.drift = DriftCounter(HOOK_FIELDS)
+        self._turn = ""
+        self._asked: _Asked | None = None
+
+    def translate(self, record: SpoolRecord) -> list[ev.Event]:
+        hook = decode(record)
+        if hook is None:
+            self.undecodable += 1
+            return []
+        if record.agent_pid > 1:
+            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
+        name = record.event
+        if name not in self.drift.checked and not record.truncated:
+            self.drift.see(name, record.payload)
+        if hook.transcript_path and name not in _NOT_LOCATING:
+            self.transcript_path = hook.transcript_path
+        if hook.cwd:
+            self.cwd = hook.cwd
+        base: dict[str, Any] = {
+            "at": record.wall_ns / 1e9,
+            "source": f"hook:{name}",
+            "epoch": hook.session_id,
+        }
+        tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
+        if name == "SessionStart":
+            self._turn, self._asked = "", None
+            return [ev.SessionStarted(how=hook.source or "startup", **base)]
+        if name == "UserPromptSubmit":
+            if not hook.prompt or not hook.prompt_id:
+                return []  # a continuation after tool results, inside the same turn
+            self._turn = hook.prompt_id
+            return [ev.TurnStarted(turn_id=hook.prompt_id, **base)]
+        if name == "PermissionRequest":
+            self._asked = _Asked(hook.tool_name, tool_input)
+            question = hook.tool_name == QUESTION_TOOL
+            return [
+                ev.InputRequested(
+                    turn_id=hook.prompt_id or self._turn,
+                    kind="question" if question else "approval",
+                    tool_name=hook.tool_name,
+                    tool_input=tool_input,
+                    dialog=dialog_for("", tool_input) if question else None,
+                    **base,
+                )
+            ]
+        if name == "PreToolUse":
+            out: list[ev.Event] = self._answered(hook.tool_name, tool_input, base)
+            out.append(
+                ev.ToolStarted(
+                    turn_id=self._turn,
+                    tool_use_id=hook.tool_call_id,
+                    tool_name=hook.tool_name,
+                    **base,
+                )
+            )
+            return out
+        if name in ("PostToolUse", "PostToolUseFailure"):
+            return [ev.ToolFinished(turn_id=self._turn, tool_use_id=hook.tool_call_id, **base)]
+        if name == "PostToolBatch":
+            out = []
+            for call in hook.tool_calls:
+                call_input = call.tool_input if isinstance(call.tool_input, dict) else {}
+                out += self._answered(call.tool_name, call_input, base)
+                out.append(
+                    ev.ToolFinished(turn_id=self._turn, tool_use_id=call.tool_call_id, **base)
+                )
+            return out
+        if name == "Notification":
+            if hook.notification_type != "idle_prompt":
+                return []
+            return self._stopped("", "completed", base)
+        if name == "Stop":
+            return self._stopped(hook.prompt_id, "completed", base)
+        if name == "StopFailure":
+            return self._stopped(hook.prompt_id, "failed", base)
+        if name == "SessionEnd":
+            self._turn, self._asked = "", None
+            if hook.reason == "clear":
+                return []  # the next SessionStart opens the fresh conversation
+            return [ev.SessionEnded(reason=hook.reason, **base)]
+        return []
+
+    def _answered(
+        self, tool_name: str, tool_input: dict[str, Any], base: dict[str, Any]
+    ) -> list[ev.Event]:
+        """The open permission request, if this call is the one it asked about."""
+        asked = self._asked
+        if asked is None or asked.tool_name != tool_name or asked.tool_input != tool_input:
+            return []
+        self._asked = None
+        return [ev.InputResolved(**base)]
+
+    def _stopped(self, turn: str, outcome: Any, base: dict[str, Any]) -> list[ev.Event]:
+        self._turn, self._asked = "", None
+        return [ev.InputResolved(**base), ev.TurnStopped(turn_id=turn, outcome=outcome, **base)]
+
+    def agent_gone(self) -> bool:
+        """The process that ran the hooks is dead, or its pid names a younger process
+        (SIGKILL fires no hook)."""
+        return (
+            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
+        )
