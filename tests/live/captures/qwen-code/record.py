@@ -16,13 +16,9 @@ Each scenario writes ``<this dir>/<scenario>/``:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
 import sys
-import tempfile
 import time
-import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,6 +26,7 @@ sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
 from harness import qwen  # noqa: E402
+from harness.recording import Recording  # noqa: E402
 
 QUESTION = {
     "questions": [
@@ -54,20 +51,13 @@ def question() -> cs.Reply:
     return cs.tool_call(qwen.QUESTION_TOOL, QUESTION, preface="Let me ask.")
 
 
-class Capture:
-    def __init__(self, name: str, replies: list[cs.Reply]) -> None:
-        self.name = name
-        self.out = HERE / name
-        self.replies = replies
-        self.lines: list[str] = []
-        self.t0 = time.time()
+class Capture(Recording):
+    prefix = "qwencap"
 
-    def __enter__(self) -> Capture:
-        if self.out.is_dir():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
-        self.root = Path(tempfile.mkdtemp(prefix=f"qwencap-{self.name}-"))
-        self.srv = cs.ChatServer(self.replies, side=qwen.is_side_query).start()
+    def __init__(self, name: str, replies: list[cs.Reply]) -> None:
+        super().__init__(HERE / name, replies, side=qwen.is_side_query)
+
+    def start(self) -> None:
         self.home = qwen.make_home(self.root, self.srv.base_url)
         defaults = self.root / "system-defaults.json"
         hooks = qwen.logging_hooks(self.home.hook_log_dir, qwen.HOOK_EVENTS)
@@ -76,84 +66,20 @@ class Capture:
             self.home, extra_env={"QWEN_CODE_SYSTEM_DEFAULTS_PATH": str(defaults)}
         )
         self.note("TUI ready: qwen --approval-mode default")
-        return self
 
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if exc is not None:
-            self.note("FAILED: " + "".join(traceback.format_exception(exc)).strip())  # type: ignore[arg-type]
-            with contextlib.suppress(Exception):
-                self.shot("failure")
-        self.keep("", final=True)
-        self.home.cleanup()
-        self.srv.dump(str(self.out / "requests.jsonl"))
-        self.srv.stop()
-        log = self.home.hook_log_dir / "hooks.jsonl"
-        if log.exists():
-            (self.out / "hooks.jsonl").write_text(self._private(log.read_text()))
-        events = [r["event"] for r in qwen.read_hook_log(self.home.hook_log_dir)]
-        body = [f"# {self.name}", "", *self.lines, ""]
-        body += ["Hooks fired, in order: " + ", ".join(events)]
-        body += ["", "Requests: " + "; ".join(self.srv.summary())]
-        (self.out / "notes.md").write_text(self._private("\n".join(body)) + "\n")
-        shutil.rmtree(self.root, ignore_errors=True)
-
-    def _private(self, text: str) -> str:
-        return text.replace(str(self.root), "$ROOT")
-
-    def note(self, text: str) -> None:
-        self.lines.append(f"- t+{time.time() - self.t0:6.2f}s {text}")
-
-    def shot(self, checkpoint: str) -> str:
-        screen = self.pane.screen()
-        (self.out / f"screen-{checkpoint}.txt").write_text(self._private(screen))
-        self.note(f"screen `{checkpoint}`")
-        return screen
-
-    def keep(self, checkpoint: str, *, final: bool = False) -> None:
-        """The chat files (and, at a checkpoint, the status files) as they are now."""
-        target = self.out / ("chats" if final else f"at-{checkpoint}")
-        target.mkdir(parents=True, exist_ok=True)
-        for path in self.home.chat_files():
-            with contextlib.suppress(FileNotFoundError):
-                (target / path.name).write_text(self._private(path.read_text()))
+    def files(self, *, final: bool) -> dict[str, Path]:
+        """The chat files (and, at a checkpoint, the status files)."""
+        found = {path.name: path for path in self.home.chat_files()}
         if not final:
-            for path in self.home.status_files():
-                with contextlib.suppress(FileNotFoundError):
-                    (target / f"session-{path.name}").write_text(self._private(path.read_text()))
-            self.note(f"files kept at `{checkpoint}`: {sorted(p.name for p in target.iterdir())}")
-
-    def checkpoint(self, name: str) -> None:
-        time.sleep(0.5)  # the chat writer flushes
-        self.shot(name)
-        self.keep(name)
+            found |= {f"session-{p.name}": p for p in self.home.status_files()}
+        return found
 
     def submit(self, text: str) -> None:
         qwen.submit(self.pane, text)
         self.note(f"typed {text!r} + Enter")
 
-    def press(self, *keys: str) -> None:
-        self.pane.send_keys(*keys)
-        self.note(f"pressed {' '.join(keys)}")
-
-    def wait_hook(self, event: str, count: int = 1, timeout: float = 60.0, **match: str) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            n = sum(
-                r["event"] == event and all(r["payload"].get(k) == v for k, v in match.items())
-                for r in qwen.read_hook_log(self.home.hook_log_dir)
-            )
-            if n >= count:
-                self.note(f"hook {event} {match or ''} x{n}")
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"hook {event} {match} x{count} never fired")
-            time.sleep(0.1)
-
     def idle_count(self) -> int:
-        return sum(
-            r["event"] == "Notification" and r["payload"].get("notification_type") == "idle_prompt"
-            for r in qwen.read_hook_log(self.home.hook_log_dir)
-        )
+        return self.count("Notification", notification_type="idle_prompt")
 
     def wait_idle(self, before: int) -> None:
         """Until a new ``idle_prompt`` fired (the CLI's own sign its turn is over)."""
