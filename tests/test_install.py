@@ -28,6 +28,7 @@ from agentspool.adapters.codex._lifecycle import events as codex_events
 from agentspool.adapters.codex._lifecycle import snake, trusted_hash
 from agentspool.adapters.common import commands, install
 from agentspool.adapters.gemini_cli import _install as gemini_install
+from agentspool.adapters.kimi_code import _install as kimi_install
 from agentspool.adapters.qwen_code import _install as qwen_install
 
 CORPUS = Path(__file__).parent / "install_corpus"
@@ -528,3 +529,55 @@ def test_trust_codex_re_laid_out_is_still_removed_and_nothing_else(tmp_path: Pat
         '"/elsewhere/hooks.json:stop:0:0" = { trusted_hash = "sha256:ff" }\n'
     )
     assert not hooks.exists()
+
+
+KIMI_CASES = sorted(p.name for p in (CORPUS / "kimi-code").iterdir())
+
+
+@pytest.mark.parametrize("case", KIMI_CASES)
+def test_kimi_config_round_trip_byte_for_byte(case: str, tmp_path: Path) -> None:
+    """Kimi Code's ``config.toml``, comments and all: our ``[[hooks]]`` tables in, then
+    out, and the user's bytes back."""
+    home = tmp_path / "kimi"
+    home.mkdir()
+    config = home / "config.toml"
+    original = (CORPUS / "kimi-code" / case).read_bytes()
+    config.write_bytes(original)
+
+    agentspool.install("kimi-code", directory=str(home))
+    once = config.read_bytes()
+    data = tomllib.loads(once.decode())
+    ours = [h for h in data["hooks"] if "agentspool.hooks.kimi_code" in h["command"]]
+    assert sorted(h["event"] for h in ours) == sorted(kimi_install.events())
+    assert kimi_install.missing(str(home)) == []
+    assert not agentspool.install("kimi-code", directory=str(home)).changed
+    assert config.read_bytes() == once
+
+    agentspool.uninstall("kimi-code", directory=str(home))
+    if original:
+        assert config.read_bytes() == original
+        assert sorted(os.listdir(home)) == ["config.toml"]
+    else:  # an empty file: install's backup is the empty file, given back
+        assert config.read_bytes() == original
+
+
+def test_kimi_uninstall_finds_our_tables_the_cli_re_laid_out(tmp_path: Path) -> None:
+    """A file rewritten since install (our tables moved, the user's comment kept): tomlkit
+    takes out exactly our tables."""
+    config = tmp_path / "config.toml"
+    config.write_text('# mine\ndefault_model = "k"\n')
+    agentspool.install("kimi-code", directory=str(tmp_path))
+    relaid = config.read_text().replace("\n\n[[hooks]]", "\n[[hooks]]")  # blank lines gone
+    config.write_text(relaid)
+    agentspool.uninstall("kimi-code", directory=str(tmp_path))
+    left = config.read_text()
+    assert "agentspool" not in left and "# mine" in left
+    assert tomllib.loads(left) == {"default_model": "k"}
+
+
+def test_kimi_setup_needs_the_installed_hooks(tmp_path: Path, runtime_dir: str) -> None:
+    with pytest.raises(agentspool.UnsupportedError, match="agentspool install kimi-code"):
+        agentspool.setup("kimi-code", "run-k", runtime_dir)
+    agentspool.install("kimi-code")
+    spawn = agentspool.setup("kimi-code", "run-k", runtime_dir)
+    assert spawn.args == [] and spawn.env["AGENTSPOOL_RUN_ID"] == "run-k"

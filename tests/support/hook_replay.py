@@ -55,9 +55,10 @@ class HookReplay:
         self.run_dir = ensure_run_dir(runtime_dir, RUN_ID)
         self.armed = armed
         self.chats = root / "chats"
-        self.chats.mkdir(parents=True)
+        self.chats.mkdir(parents=True)  # the CLI's files, as the capture's chats/ holds them
+        chats = self.dir / "chats"
         self.files = {
-            p.name: chat_lines(p, stamps) for p in sorted((self.dir / "chats").glob("*.jsonl"))
+            str(p.relative_to(chats)): chat_lines(p, stamps) for p in sorted(chats.rglob("*.jsonl"))
         }
         self.hooks: list[dict[str, Any]] = [
             json.loads(line) for line in (self.dir / "hooks.jsonl").read_text().splitlines()
@@ -104,6 +105,7 @@ class HookReplay:
         for name, lines in self.files.items():
             upto = next((i for i, (when, _) in enumerate(lines) if when > t), len(lines))
             if upto > self._written[name]:
+                os.makedirs(os.path.dirname(self.path(name)), exist_ok=True)
                 with open(self.path(name), "ab") as fh:
                     fh.writelines(raw for _, raw in lines[self._written[name] : upto])
                 self._written[name] = upto

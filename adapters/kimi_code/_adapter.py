@@ -1,0 +1,105 @@
+"""The Kimi Code adapter: composes a run's state from its wire and the hook spool.
+
+Precedence (docs/adr/0048-kimi-code.md, docs/providers/kimi-code.md). The wire records
+the turn and each dialog as it happens, so its events decide, live and after the fact
+alike; the hooks name the session (and so the wire), end it, and give the agent process:
+
+1. An open question — the wire's ``interaction.request{kind: question}`` without its
+   ``interaction.resolved`` → ``question`` with ``pending_dialog`` (no hook fires for
+   it).
+2. An open approval — ``interaction.request{kind: approval}`` (and the
+   ``PermissionRequest`` hook, the same instant) until ``interaction.resolved`` /
+   ``PermissionResult`` → ``needs_input`` with ``pending_approval``: the call id, the
+   tool, and the command it shows.
+3. Otherwise the turn: ``turn.prompt`` opens it, ``turn.ended`` ends it (``cancelled``
+   after Esc: interrupted).
+
+``/clear`` is a new session: the newest ``SessionStart`` names it, and its wire is read
+from then on. A dead kimi process (the hooks' parent past their shell) ends the run.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from agentspool.adapters.common.armed import armed_by_install
+from agentspool.adapters.common.install import HookInstaller
+from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.spooled import (
+    Live,
+    RunHandle,
+    SpoolBackedAdapter,
+    TranscriptView,
+    translated_live,
+)
+from agentspool.adapters.kimi_code import _install
+from agentspool.adapters.kimi_code._signals import HookTranslator
+from agentspool.adapters.kimi_code._wire import WireParser, session_id_of
+from agentspool.core.events import Event
+from agentspool.core.proc import ended_by_exit
+from agentspool.core.seam import Capabilities, Installer, Spawn, Trust
+from agentspool.spool.read import SpoolReader
+
+
+class _SpoolView:
+    def __init__(self, run_dir: str) -> None:
+        self.reader = SpoolReader(run_dir)
+        self.translator = HookTranslator()
+        self.events: list[Event] = []
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.events += self.translator.translate(record)
+        self.translator.locate()  # the wire may appear after the hook that named it
+
+    def liveness(self) -> list[Event]:
+        if not self.translator.agent_gone():
+            return []
+        return ended_by_exit(self.translator.agent_pid)
+
+
+class KimiCode(SpoolBackedAdapter[_SpoolView, WireParser]):
+    """The declaration: hook records through ``HookTranslator``, the main agent's wire
+    through ``WireParser``, hooks installed once in ``config.toml`` (``_install``, tomlkit
+    for what it re-laid out); ``setup`` requires them and names the run in the env."""
+
+    name: ClassVar[str] = "kimi-code"
+    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, install_scopes=("user",))
+    executable: ClassVar[str] = "kimi"
+    installer: ClassVar[Installer | None] = HookInstaller(
+        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
+    )
+
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
+        """``config_home``: the dir holding the ``config.toml`` the hooks are installed in."""
+        path = _install.config_path(config_home)
+        return armed_by_install(
+            _install.PROVIDER, path, _install.missing(config_home), run_id, runtime_dir
+        )
+
+    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
+        return _SpoolView(run.run_dir)
+
+    def _new_view(
+        self, run_id: str, transcript_path: str, *, live: bool
+    ) -> TranscriptView[WireParser]:
+        session = session_id_of(transcript_path)
+        return TranscriptView(JsonlFollower(transcript_path, run_id), lambda: WireParser(session))
+
+    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
+        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
+        watched = [path] if path else []
+        if pid:
+            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
+        return tuple(watched)
+
+    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
+        return translated_live(spool.translator, spool.liveness())
+
+    def _spool_events(
+        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: WireParser | None
+    ) -> list[Event]:
+        return spool.events
+
+    def _facts(self, run: RunHandle[_SpoolView], parser: WireParser) -> tuple[str, str, str]:
+        return parser.session_id, "", ""
