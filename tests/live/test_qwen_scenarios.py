@@ -9,13 +9,13 @@ state first, then ``read_chat`` must report it within 1 s (and still 0.5 s later
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from harness import chat_server as cs
 from harness import qwen
+from harness.expect import after_turn, expect
 
 import agentspool
 from agentspool import Chat, read_chat
@@ -29,7 +29,6 @@ pytestmark = [
 ]
 
 PROVIDER = "qwen-code"
-WITHIN = 1.0
 QUESTION = {
     "questions": [
         {
@@ -63,19 +62,7 @@ class Run:
     def expect(
         self, what: str, check: Callable[[Chat], bool], shown: Callable[[str], bool]
     ) -> Chat:
-        """Once the screen shows it, ``read_chat`` says it within ``WITHIN`` seconds."""
-        self.pane.wait_until(shown, timeout=60)
-        deadline = time.monotonic() + WITHIN
-        chat = self.read()
-        while not check(chat):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what}: read_chat still says {chat.state!r} {chat.evidence}")
-            time.sleep(0.05)
-            chat = self.read()
-        time.sleep(0.5)
-        chat = self.read()
-        assert check(chat), f"{what}: did not hold ({chat.state!r})"
-        return chat
+        return expect(self.pane, self.read, what, check, shown)
 
     def close(self) -> None:
         self.home.cleanup()
@@ -97,10 +84,6 @@ def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[[list[cs.Rep
 
 def _idle(screen: str) -> bool:
     return qwen.composer_text(screen) == "" and qwen.BUSY_MARKER not in screen
-
-
-def _after_turn(chat: Chat) -> bool:
-    return chat.state == "needs_input" and chat.pending_approval is None
 
 
 def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]], Run]) -> None:
@@ -126,7 +109,7 @@ def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]
     assert chat.pending_approval.tool_input["command"] == "echo hi > out.txt"
     qwen.answer(run.pane, ["Enter"], qwen.APPROVAL_MARKER)
     run.expect(
-        "approved, turn over", _after_turn, lambda s: "The file was written." in s and _idle(s)
+        "approved, turn over", after_turn, lambda s: "The file was written." in s and _idle(s)
     )
     assert (run.home.cwd / "out.txt").exists()
 
@@ -135,7 +118,7 @@ def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]
         "deny dialog", lambda c: c.pending_approval is not None, lambda s: qwen.APPROVAL_MARKER in s
     )
     qwen.answer(run.pane, ["Escape"], qwen.APPROVAL_MARKER)
-    run.expect("denied", _after_turn, _idle)
+    run.expect("denied", after_turn, _idle)
     assert not (run.home.cwd / "denied.txt").exists()
 
     qwen.submit(run.pane, "ask me a question")
@@ -145,19 +128,19 @@ def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]
     assert chat.pending_dialog is not None
     assert [o.label for o in chat.pending_dialog.options] == ["Red", "Blue"]
     qwen.answer(run.pane, ["Enter"], "Enter: Select")
-    run.expect("answered", _after_turn, lambda s: "Red it is." in s and _idle(s))
+    run.expect("answered", after_turn, lambda s: "Red it is." in s and _idle(s))
 
     qwen.submit(run.pane, "stream slowly")
     run.expect("streaming", lambda c: c.state == "working", lambda s: "line two" in s)
     run.pane.send_keys("Escape")
-    run.expect("interrupted", _after_turn, lambda s: "Request cancelled." in s)
+    run.expect("interrupted", after_turn, lambda s: "Request cancelled." in s)
 
     run.pane.send_keys("C-u")
     run.pane.wait_until(lambda s: qwen.composer_text(s) == "", timeout=30)
     qwen.submit(run.pane, "/clear")
     run.expect("cleared", lambda c: c.state == "idle" and not c.messages, _idle)
     qwen.submit(run.pane, "after clear")
-    chat = run.expect("after clear", _after_turn, lambda s: "After the clear." in s)
+    chat = run.expect("after clear", after_turn, lambda s: "After the clear." in s)
     assert [(m.seq, m.text) for m in chat.messages] == [(1, "after clear"), (2, "After the clear.")]
 
     qwen.submit(run.pane, "/quit")
