@@ -112,6 +112,8 @@ def main() -> int:
         # Gemini CLI's looks for a wrapper's run in the agent's /proc/<pid>/environ first.
         installed_gemini = shlex.join(hook_argv("gemini_cli", "AfterTool", installed=True))
         installed_qwen = shlex.join(hook_argv("qwen_code", "PostToolUse", installed=True))
+        # Kimi Code's (installed only) also looks for a wrapper's run in the agent's environ.
+        installed_kimi = shlex.join(hook_argv("kimi_code", "PermissionRequest", installed=True))
         bare = shlex.join([sys.executable, "-I", "-S", "-c", "pass"])
         pairs: dict[str, Pair] = {
             "hook": (shlex.split(command), PAYLOAD, None),
@@ -126,6 +128,7 @@ def main() -> int:
             "inst. gemini": (shlex.split(installed_gemini), PAYLOAD, installed_env),
             "qwen hook": (shlex.split(qwen_command), PAYLOAD, None),
             "inst. qwen": (shlex.split(installed_qwen), PAYLOAD, installed_env),
+            "inst. kimi": (shlex.split(installed_kimi), PAYLOAD, installed_env),
             "sh -c hook": (["/bin/sh", "-c", command], PAYLOAD, None),
             "sh -c bare": (["/bin/sh", "-c", bare], PAYLOAD, None),
         }
@@ -143,6 +146,7 @@ def main() -> int:
     print(f"ratio installed gemini hook/bare (median): {med['inst. gemini'] / med['bare']:.2f}")
     print(f"ratio qwen hook/bare (median): {med['qwen hook'] / med['bare']:.2f}")
     print(f"ratio installed qwen hook/bare (median): {med['inst. qwen'] / med['bare']:.2f}")
+    print(f"ratio installed kimi hook/bare (median): {med['inst. kimi'] / med['bare']:.2f}")
     print(f"ratio installed hook/bare (median): {med['installed'] / med['bare']:.2f}")
     print(f"ratio hook/bare (median): {med['hook'] / med['bare']:.2f}")
     return 0
