@@ -2,7 +2,8 @@
 
 ``make compat`` runs this. Per CLI the versions are the one pinned in
 ``tests/live/package.json`` and the newest stable release the npm registry offers (or
-those given with ``--claude`` / ``--codex`` / ``--gemini`` / ``--opencode`` / ``--qwen`` / ``--kimi``). Each
+those given with ``--claude`` / ``--codex`` / ``--gemini`` / ``--opencode`` / ``--qwen`` /
+``--kimi``). Each
 version other than the installed pin is installed with npm into its own prefix under
 ``$AGENTSPOOL_COMPAT_DIR`` (default ``$TMPDIR/agentspool-compat``), reused when already
 there, and the scenario module runs with the harness pointed at that binary
