@@ -20,12 +20,18 @@ from then on. A dead kimi process (the hooks' parent past their shell) ends the 
 
 from __future__ import annotations
 
+import glob
+import os
 from typing import ClassVar
+
+import msgspec
 
 from agentspool.adapters.common.armed import armed_by_install
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.recent import changed_since
 from agentspool.adapters.common.spooled import (
+    ITSELF,
     Live,
     RunHandle,
     SpoolBackedAdapter,
@@ -33,11 +39,12 @@ from agentspool.adapters.common.spooled import (
     translated_live,
 )
 from agentspool.adapters.kimi_code import _install
-from agentspool.adapters.kimi_code._signals import HookTranslator
-from agentspool.adapters.kimi_code._wire import WireParser, session_id_of
+from agentspool.adapters.kimi_code._signals import HookTranslator, kimi_dir
+from agentspool.adapters.kimi_code._wire import WireParser, is_wire, session_id_of
 from agentspool.core.events import Event
 from agentspool.core.proc import ended_by_exit
-from agentspool.core.seam import Capabilities, Installer, Spawn, Trust
+from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
+from agentspool.spool.files import open_regular
 from agentspool.spool.read import SpoolReader
 
 
@@ -64,11 +71,16 @@ class KimiCode(SpoolBackedAdapter[_SpoolView, WireParser]):
     for what it re-laid out); ``setup`` requires them and names the run in the env."""
 
     name: ClassVar[str] = "kimi-code"
-    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, install_scopes=("user",))
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        live_signals=True, install_scopes=("user",), discovers_sessions=True
+    )
     executable: ClassVar[str] = "kimi"
     installer: ClassVar[Installer | None] = HookInstaller(
         _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
     )
+
+    # The optional parts this adapter is itself (core/seam.py).
+    discovery = session_files = ITSELF
 
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         """``config_home``: the dir holding the ``config.toml`` the hooks are installed in."""
@@ -103,3 +115,39 @@ class KimiCode(SpoolBackedAdapter[_SpoolView, WireParser]):
 
     def _facts(self, run: RunHandle[_SpoolView], parser: WireParser) -> tuple[str, str, str]:
         return parser.session_id, "", ""
+
+    # -- sessions from the CLI's own files (ls, show, the history index) ---------------
+    def sessions(self, since: float) -> list[Session]:
+        """Main wires changed at or after ``since``. Kimi Code keeps no pid file: a
+        session's process is not known from its files."""
+        base = os.path.join(glob.escape(kimi_dir()), "sessions", "*", "session_*")
+        pattern = os.path.join(base, "agents", "main", "wire.jsonl")
+        return [s for s in map(self.session_at, changed_since(pattern, since)) if s is not None]
+
+    def read_session(self, session: Session) -> Chat:
+        chat = self.read_chat(session.session_id, "", session.transcript_path)
+        chat.cwd = chat.cwd or session.cwd
+        return chat
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        return self.read_session(session)  # subagents' own wires are not read yet
+
+    def session_at(self, path: str) -> Session | None:
+        """A main agent's wire (its first line the protocol's ``metadata``), with the cwd
+        its session's ``state.json`` names."""
+        if not is_wire(path):
+            return None
+        state = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(path))), "state.json")
+        return Session(session_id=session_id_of(path), transcript_path=path, cwd=_state_cwd(state))
+
+
+class _State(msgspec.Struct):
+    cwd: str = ""
+
+
+def _state_cwd(path: str) -> str:
+    try:
+        with open_regular(path) as fh:
+            return msgspec.json.decode(fh.read(1 << 20), type=_State).cwd
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return ""

@@ -33,6 +33,7 @@ from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.kimi_code._schema import IGNORED, WIRE_TYPES
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, Usage
+from agentspool.spool.files import open_regular
 
 PRESENTATION = {
     "Bash": "shell",
@@ -277,3 +278,15 @@ def session_id_of(path: str) -> str:
     if len(parts) >= 4 and parts[-3:] == ["agents", "main", "wire.jsonl"]:
         return parts[-4] if parts[-4].startswith("session_") else ""
     return ""
+
+
+def is_wire(path: str) -> bool:
+    """A Kimi Code main agent's wire: named so, its first line the ``metadata`` record."""
+    if not session_id_of(path):
+        return False
+    try:
+        with open_regular(path) as fh:
+            first = _decode(fh.readline(1 << 16))
+    except (OSError, *_DECODE_ERRORS):
+        return False
+    return first.type == "metadata"

@@ -21,6 +21,8 @@ ends the run.
 
 from __future__ import annotations
 
+import glob
+import os
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -28,7 +30,9 @@ import msgspec
 
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.recent import changed_since
 from agentspool.adapters.common.spooled import (
+    ITSELF,
     Live,
     RunHandle,
     SpoolBackedAdapter,
@@ -36,10 +40,10 @@ from agentspool.adapters.common.spooled import (
     translated_live,
 )
 from agentspool.adapters.qwen_code import _install, _lifecycle, _signals
-from agentspool.adapters.qwen_code._chat import ChatParser
+from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.proc import ended_by_exit
-from agentspool.core.seam import Capabilities, Installer, Spawn, Trust
+from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
 from agentspool.spool.read import SpoolReader
 
 
@@ -85,13 +89,18 @@ class QwenCode(SpoolBackedAdapter[_SpoolView, ChatParser]):
     layer of the run's own, or installed once by ``_install``."""
 
     name: ClassVar[str] = "qwen-code"
-    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, install_scopes=("user",))
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        live_signals=True, install_scopes=("user",), discovers_sessions=True
+    )
     executable: ClassVar[str] = "qwen"
     installer: ClassVar[Installer | None] = HookInstaller(
         _install.HOOKS.install_hooks,
         _install.HOOKS.uninstall_hooks,
         _install.HOOKS.installed_hooks,
     )
+
+    # The optional parts this adapter is itself (core/seam.py).
+    discovery = session_files = ITSELF
 
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
@@ -128,3 +137,47 @@ class QwenCode(SpoolBackedAdapter[_SpoolView, ChatParser]):
 
     def _complete(self, parser: ChatParser) -> Callable[[InputRequested], InputRequested]:
         return lambda pending: _complete(pending, parser)
+
+    # -- sessions from the CLI's own files (ls, show, the history index) ---------------
+    def sessions(self, since: float) -> list[Session]:
+        """Chat files changed at or after ``since``, and the session of each live qwen
+        process (``sessions/<pid>.json``, which names it; its file may not exist yet)."""
+        home = glob.escape(_install.qwen_dir())
+        found: dict[str, Session] = {}
+        for path in changed_since(os.path.join(home, "projects", "*", "chats", "*.jsonl"), since):
+            if is_chat_file(path):
+                found[session_id_of(path)] = Session(
+                    session_id=session_id_of(path), transcript_path=path
+                )
+        for status in glob.glob(os.path.join(home, "sessions", "*.json")):
+            live = _signals.live_status(status)
+            if live is None:
+                continue
+            session_id, pid, cwd = live
+            chats = glob.glob(
+                os.path.join(home, "projects", "*", "chats", f"{glob.escape(session_id)}.jsonl")
+            )
+            found[session_id] = Session(
+                session_id=session_id,
+                transcript_path=chats[0] if chats else "",
+                pid=pid,
+                process="alive",
+                cwd=cwd,
+                watched=(status,),
+            )
+        return list(found.values())
+
+    def read_session(self, session: Session) -> Chat:
+        if not session.transcript_path:
+            return self.read_chat(session.session_id, "", "")
+        chat = self.read_chat(session.session_id, "", session.transcript_path)
+        chat.cwd = chat.cwd or session.cwd
+        return chat
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        return self.read_session(session)  # no subagent file of its own is known (0.24.4)
+
+    def session_at(self, path: str) -> Session | None:
+        if not is_chat_file(path):
+            return None
+        return Session(session_id=session_id_of(path), transcript_path=path)

@@ -36,6 +36,7 @@ from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.qwen_code._schema import CHAT_FIELDS, SYSTEM_SUBTYPES
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, Usage
+from agentspool.spool.files import open_regular
 
 PRESENTATION = {
     "run_shell_command": "shell",
@@ -257,6 +258,20 @@ class ChatParser:
             self._event(ev.ToolFinished, record, turn_id=self._turn, tool_use_id=call_id)
             if result.status == "cancelled":
                 self._event(ev.InputResolved, record, tool_use_id=call_id)
+
+
+def is_chat_file(path: str) -> bool:
+    """A Qwen Code chat file: ``<session id>.jsonl`` whose first record is Qwen Code's
+    (its records name their ``provenance``, which no other CLI's transcript does)."""
+    if not session_id_of(path):
+        return False
+    try:
+        with open_regular(path) as fh:
+            first = fh.readline(1 << 20)
+        record = _decode(first)
+    except (OSError, *_DECODE_ERRORS):
+        return False
+    return bool(record.sessionId) and record.type in CHAT_FIELDS and b'"provenance"' in first
 
 
 def session_id_of(path: str) -> str:

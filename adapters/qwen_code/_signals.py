@@ -31,6 +31,7 @@ from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.qwen_code._schema import HOOK_FIELDS
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
+from agentspool.spool.files import open_regular
 from agentspool.spool.read import SpoolRecord
 
 QUESTION_TOOL = "ask_user_question"
@@ -186,3 +187,26 @@ class HookTranslator:
         return (
             bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
         )
+
+
+class _Status(msgspec.Struct):
+    pid: int = 0
+    sessionId: str = ""  # noqa: N815 - the CLI's field names
+    cwd: str = ""
+    procStart: str = ""  # noqa: N815
+    """``<boot id>:<start time in clock ticks>`` (0.24.4)."""
+
+
+def live_status(path: str) -> tuple[str, int, str] | None:
+    """``sessions/<pid>.json`` of a live qwen process: (session id, pid, cwd). It holds no
+    state (docs/providers/qwen-code.md §4); the file is left behind only by a crash."""
+    try:
+        with open_regular(path) as fh:
+            status = msgspec.json.decode(fh.read(1 << 16), type=_Status)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    proc = _proc.stat(status.pid) if status.sessionId else None
+    ticks = status.procStart.rpartition(":")[2]
+    if proc is None or (ticks.isdigit() and int(ticks) != proc.started):
+        return None  # gone, or the pid names a younger process now
+    return status.sessionId, status.pid, status.cwd
