@@ -11,6 +11,7 @@ a state, ``read_chat`` reports it within 1 s (``harness/expect.py``).
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -178,3 +179,22 @@ def test_a_hand_started_run_after_install(make_run: Callable[..., Run]) -> None:
     assert chat.pending_approval.tool_input == {"command": "echo hi > out.txt"}
     kimi.answer(run.pane, ["Enter"], kimi.APPROVAL_MARKER)
     run.expect("approved", after_turn, lambda s: "Done." in s and _idle(s))
+
+
+@pytest.mark.parametrize("wrapped", [True, False], ids=["wrapped", "by-hand"])
+def test_lifecycle_from_inside_the_agent(make_run: Callable[..., Run], wrapped: bool) -> None:
+    """The agent's own shell call declares the task blocked: the run reads it."""
+    agentspool_bin = Path(sys.executable).with_name("agentspool")
+    command = f"{agentspool_bin} lifecycle blocked --reason 'needs an API key'"
+    run = make_run(
+        [cs.tool_call(kimi.SHELL_TOOL, {"command": command}), cs.text("Declared.")],
+        wrapped=wrapped,
+    )
+    kimi.submit(run.pane, "declare it")
+    run.pane.wait_for(kimi.APPROVAL_MARKER, 60)
+    if not wrapped:
+        [listed] = [r for r in agentspool.list_runs(run.runtime_dir) if r.provider == PROVIDER]
+        run.run_id = listed.run_id
+    kimi.answer(run.pane, ["Enter"], kimi.APPROVAL_MARKER)
+    chat = run.expect("declared", after_turn, lambda s: "Declared." in s and _idle(s))
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs an API key")

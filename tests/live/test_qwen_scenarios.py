@@ -9,6 +9,7 @@ state first, then ``read_chat`` must report it within 1 s (and still 0.5 s later
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -146,3 +147,17 @@ def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]
     qwen.submit(run.pane, "/quit")
     qwen.wait_exited(run.pane)
     run.expect("quit", lambda c: c.state == "ended", lambda s: True)
+
+
+def test_lifecycle_from_inside_the_agent(make_run: Callable[[list[cs.Reply]], Run]) -> None:
+    """The agent's own shell call declares the task blocked: the run reads it."""
+    agentspool_bin = Path(sys.executable).with_name("agentspool")
+    command = f"{agentspool_bin} lifecycle blocked --reason 'needs an API key'"
+    run = make_run([_shell(command), cs.text("Declared.")])
+    qwen.submit(run.pane, "declare it")
+    run.expect(
+        "approval", lambda c: c.pending_approval is not None, lambda s: qwen.APPROVAL_MARKER in s
+    )
+    qwen.answer(run.pane, ["Enter"], qwen.APPROVAL_MARKER)
+    chat = run.expect("declared", after_turn, lambda s: "Declared." in s)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs an API key")
