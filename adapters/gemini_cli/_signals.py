@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters.common.approved import Asked, approved
-from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.gemini_cli._chat import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
@@ -76,19 +76,14 @@ class _Call(msgspec.Struct):
     confirmation."""
 
 
-class HookTranslator:
+class HookTranslator(ParentAgentHooks):
     """Spool records → events, in spool order, keeping what matching needs."""
 
     def __init__(self) -> None:
-        self.transcript_path = ""
-        self.cwd = ""
-        self.undecodable = 0
-        self.agent_pid = 0
-        self.agent_seen_ns = 0
+        super().__init__(HOOK_FIELDS)
         self.ended_paths: set[str] = set()
         """Chat files whose session a ``SessionEnd`` ended (the CLI deletes one that holds
         no conversation then)."""
-        self.drift = DriftCounter(HOOK_FIELDS)
         self._prompts = 0
         self._tools = 0
         self._turns: dict[str, str] = {}
@@ -98,19 +93,12 @@ class HookTranslator:
         """Session → the shell command approval asked and not yet proven answered."""
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        hook = decode(record)
+        hook = self.take(record, decode)
         if hook is None:
-            self.undecodable += 1
             return []
-        if record.agent_pid > 1:
-            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
         if hook.transcript_path and name not in _NOT_LOCATING:
             self.transcript_path = hook.transcript_path
-        if hook.cwd:
-            self.cwd = hook.cwd
         session = hook.session_id
         turn = self._turns.get(session, "")
         at = record.wall_ns / 1e9
@@ -227,6 +215,9 @@ class HookTranslator:
         self._calls = [c for c in self._calls if c.session != session]
         self._approvals.pop(session, None)
 
+    def settled(self) -> list[ev.Event]:
+        return self.commands_started()
+
     def commands_started(self) -> list[ev.Event]:
         """Approvals proven given by the approved shell command running (``approved``).
 
@@ -263,10 +254,3 @@ class HookTranslator:
         exact = [c for c in same if c.tool_input == tool_input]
         found = exact or same
         return found[0] if found else None
-
-    def agent_gone(self) -> bool:
-        """The process that ran the hooks is dead, or its pid names a younger process:
-        nothing runs or waits any more (SIGKILL fires no hook)."""
-        return (
-            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
-        )

@@ -29,43 +29,17 @@ import msgspec
 from agentspool.adapters.common.armed import armed_by_install
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.parent_agent import ParentAgentAdapter, TranslatedSpool
 from agentspool.adapters.common.recent import changed_since
-from agentspool.adapters.common.spooled import (
-    ITSELF,
-    Live,
-    RunHandle,
-    SpoolBackedAdapter,
-    TranscriptView,
-    translated_live,
-)
+from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.kimi_code import _install
 from agentspool.adapters.kimi_code._signals import HookTranslator, kimi_dir
 from agentspool.adapters.kimi_code._wire import WireParser, is_wire, session_id_of
-from agentspool.core.events import Event
-from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
 from agentspool.spool.files import open_regular
-from agentspool.spool.read import SpoolReader
 
 
-class _SpoolView:
-    def __init__(self, run_dir: str) -> None:
-        self.reader = SpoolReader(run_dir)
-        self.translator = HookTranslator()
-        self.events: list[Event] = []
-
-    def refresh(self) -> None:
-        for record in self.reader.read():
-            self.events += self.translator.translate(record)
-        self.translator.locate()  # the wire may appear after the hook that named it
-
-    def liveness(self) -> list[Event]:
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
-
-
-class KimiCode(SpoolBackedAdapter[_SpoolView, WireParser]):
+class KimiCode(ParentAgentAdapter[HookTranslator, WireParser]):
     """The declaration: hook records through ``HookTranslator``, the main agent's wire
     through ``WireParser``, hooks installed once in ``config.toml`` (``_install``, tomlkit
     for what it re-laid out); ``setup`` requires them and names the run in the env."""
@@ -89,8 +63,8 @@ class KimiCode(SpoolBackedAdapter[_SpoolView, WireParser]):
             _install.PROVIDER, path, _install.missing(config_home), run_id, runtime_dir
         )
 
-    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return _SpoolView(run.run_dir)
+    def _new_translator(self) -> HookTranslator:
+        return HookTranslator()
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
@@ -98,22 +72,9 @@ class KimiCode(SpoolBackedAdapter[_SpoolView, WireParser]):
         session = session_id_of(transcript_path)
         return TranscriptView(JsonlFollower(transcript_path, run_id), lambda: WireParser(session))
 
-    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
-        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
-        watched = [path] if path else []
-        if pid:
-            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
-        return tuple(watched)
-
-    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
-
-    def _spool_events(
-        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: WireParser | None
-    ) -> list[Event]:
-        return spool.events
-
-    def _facts(self, run: RunHandle[_SpoolView], parser: WireParser) -> tuple[str, str, str]:
+    def _facts(
+        self, run: RunHandle[TranslatedSpool[HookTranslator]], parser: WireParser
+    ) -> tuple[str, str, str]:
         return parser.session_id, "", ""
 
     # -- sessions from the CLI's own files (ls, show, the history index) ---------------

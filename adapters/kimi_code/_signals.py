@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.kimi_code._schema import HOOK_FIELDS
 from agentspool.core import events as ev
@@ -63,30 +63,18 @@ class HookPayload(msgspec.Struct):
 decode = HookDecoder(HookPayload)
 
 
-class HookTranslator:
+class HookTranslator(ParentAgentHooks):
     """Spool records → events, in spool order; the newest session and its wire."""
 
     def __init__(self) -> None:
+        super().__init__(HOOK_FIELDS)
         self.session_id = ""
-        self.transcript_path = ""
-        self.cwd = ""
-        self.undecodable = 0
-        self.agent_pid = 0
-        self.agent_seen_ns = 0
-        self.drift = DriftCounter(HOOK_FIELDS)
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        hook = decode(record)
+        hook = self.take(record, decode)
         if hook is None:
-            self.undecodable += 1
             return []
-        if record.agent_pid > 1:
-            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
-        if hook.cwd:
-            self.cwd = hook.cwd
         base: dict[str, Any] = {
             "at": record.wall_ns / 1e9,
             "source": f"hook:{name}",
@@ -118,6 +106,10 @@ class HookTranslator:
             return [ev.InputResolved(tool_use_id=hook.tool_call_id, **base)]
         return []
 
+    def settled(self) -> list[ev.Event]:
+        self.locate()  # the wire may appear after the hook that named its session
+        return []
+
     def locate(self) -> None:
         """Find the newest session's wire, once it exists."""
         if self.transcript_path or not self.session_id:
@@ -127,8 +119,3 @@ class HookTranslator:
             self.transcript_path = wire_of(home, self.session_id)
             if self.transcript_path:
                 return
-
-    def agent_gone(self) -> bool:
-        return (
-            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
-        )

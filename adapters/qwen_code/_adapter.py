@@ -30,40 +30,13 @@ import msgspec
 
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.parent_agent import ParentAgentAdapter, TranslatedSpool
 from agentspool.adapters.common.recent import changed_since
-from agentspool.adapters.common.spooled import (
-    ITSELF,
-    Live,
-    RunHandle,
-    SpoolBackedAdapter,
-    TranscriptView,
-    translated_live,
-)
+from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.qwen_code import _install, _lifecycle, _signals
 from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
-from agentspool.core.events import Event, InputRequested
-from agentspool.core.proc import ended_by_exit
+from agentspool.core.events import InputRequested
 from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
-from agentspool.spool.read import SpoolReader
-
-
-class _SpoolView:
-    """One run's spool, read incrementally; every record translated once, kept as events."""
-
-    def __init__(self, run_dir: str) -> None:
-        self.reader = SpoolReader(run_dir)
-        self.translator = _signals.HookTranslator()
-        self.events: list[Event] = []
-
-    def refresh(self) -> None:
-        for record in self.reader.read():
-            self.events += self.translator.translate(record)
-
-    def liveness(self) -> list[Event]:
-        """Not kept: a dead qwen process ends whatever its hooks left open."""
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
 
 
 def _complete(pending: InputRequested, parser: ChatParser) -> InputRequested:
@@ -82,7 +55,7 @@ def _complete(pending: InputRequested, parser: ChatParser) -> InputRequested:
     return pending
 
 
-class QwenCode(SpoolBackedAdapter[_SpoolView, ChatParser]):
+class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     """The declaration: hook records through ``_signals.HookTranslator``, the chat file
     through ``ChatParser``, no native status (``sessions/<pid>.json`` holds no state; a
     dead qwen process ends the run), hooks armed per run by ``_lifecycle`` in a settings
@@ -105,8 +78,8 @@ class QwenCode(SpoolBackedAdapter[_SpoolView, ChatParser]):
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
 
-    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return _SpoolView(run.run_dir)
+    def _new_translator(self) -> _signals.HookTranslator:
+        return _signals.HookTranslator()
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
@@ -116,23 +89,9 @@ class QwenCode(SpoolBackedAdapter[_SpoolView, ChatParser]):
             JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
         )
 
-    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
-        """For ``spool_sig``: the chat file, and the agent's liveness by stat alone."""
-        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
-        watched = [path] if path else []
-        if pid:
-            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
-        return tuple(watched)
-
-    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
-
-    def _spool_events(
-        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: ChatParser | None
-    ) -> list[Event]:
-        return spool.events
-
-    def _facts(self, run: RunHandle[_SpoolView], parser: ChatParser) -> tuple[str, str, str]:
+    def _facts(
+        self, run: RunHandle[TranslatedSpool[_signals.HookTranslator]], parser: ChatParser
+    ) -> tuple[str, str, str]:
         return parser.session_id, "", parser.cwd
 
     def _complete(self, parser: ChatParser) -> Callable[[InputRequested], InputRequested]:

@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters.common.dialogs import question_dialog
-from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.qwen_code._schema import HOOK_FIELDS
 from agentspool.core import events as ev
@@ -76,33 +76,21 @@ class _Asked(msgspec.Struct):
     tool_input: dict[str, Any]
 
 
-class HookTranslator:
+class HookTranslator(ParentAgentHooks):
     """Spool records → events, in spool order, keeping the open permission request."""
 
     def __init__(self) -> None:
-        self.transcript_path = ""
-        self.cwd = ""
-        self.undecodable = 0
-        self.agent_pid = 0
-        self.agent_seen_ns = 0
-        self.drift = DriftCounter(HOOK_FIELDS)
+        super().__init__(HOOK_FIELDS)
         self._turn = ""
         self._asked: _Asked | None = None
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        hook = decode(record)
+        hook = self.take(record, decode)
         if hook is None:
-            self.undecodable += 1
             return []
-        if record.agent_pid > 1:
-            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
         if hook.transcript_path and name not in _NOT_LOCATING:
             self.transcript_path = hook.transcript_path
-        if hook.cwd:
-            self.cwd = hook.cwd
         base: dict[str, Any] = {
             "at": record.wall_ns / 1e9,
             "source": f"hook:{name}",
@@ -180,13 +168,6 @@ class HookTranslator:
     def _stopped(self, turn: str, outcome: Any, base: dict[str, Any]) -> list[ev.Event]:
         self._turn, self._asked = "", None
         return [ev.InputResolved(**base), ev.TurnStopped(turn_id=turn, outcome=outcome, **base)]
-
-    def agent_gone(self) -> bool:
-        """The process that ran the hooks is dead, or its pid names a younger process
-        (SIGKILL fires no hook)."""
-        return (
-            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
-        )
 
 
 class _Status(msgspec.Struct):
