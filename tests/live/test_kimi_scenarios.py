@@ -32,19 +32,6 @@ pytestmark = [
 ]
 
 PROVIDER = "kimi-code"
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which color do you prefer?",
-            "header": "Color",
-            "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"},
-            ],
-            "multi_select": False,
-        }
-    ]
-}
 
 
 def _idle(screen: str) -> bool:
@@ -108,7 +95,7 @@ def test_approve_deny_question_esc_clear_exit(make_run: Callable[..., Run]) -> N
             cs.text("The file was written."),
             cs.tool_call(kimi.SHELL_TOOL, {"command": "echo no > denied.txt"}),
             cs.text("Not run, then."),
-            cs.tool_call(kimi.QUESTION_TOOL, QUESTION, preface="Let me ask."),
+            cs.tool_call(kimi.QUESTION_TOOL, kimi.QUESTION, preface="Let me ask."),
             cs.text("Red it is."),
             cs.slow_text("line one\nline two\nline three\n" * 4, seconds=30, chunks=60),
             cs.text("After the clear."),

@@ -30,19 +30,6 @@ pytestmark = [
 ]
 
 PROVIDER = "qwen-code"
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which color do you prefer?",
-            "header": "Color",
-            "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"},
-            ],
-            "multiSelect": False,
-        }
-    ]
-}
 
 
 def _shell(command: str) -> cs.Reply:
@@ -93,7 +80,7 @@ def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]
             _shell("echo hi > out.txt"),
             cs.text("The file was written."),
             _shell("echo no > denied.txt"),
-            cs.tool_call(qwen.QUESTION_TOOL, QUESTION, preface="Let me ask."),
+            cs.tool_call(qwen.QUESTION_TOOL, qwen.QUESTION, preface="Let me ask."),
             cs.text("Red it is."),
             cs.slow_text("line one\nline two\nline three\n" * 4, seconds=30, chunks=60),
             cs.text("After the clear."),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from agentspool.core.seam import Adapter, Chat
 from agentspool.spool import write
 from agentspool.spool.layout import ensure_run_dir
 
@@ -49,7 +50,9 @@ class HookReplay:
         *,
         armed: frozenset[str],
         stamps: Callable[[dict[str, Any]], Iterable[float]],
+        adapter: Adapter,
     ) -> None:
+        self.adapter = adapter
         self.dir = capture
         self.runtime_dir = runtime_dir
         self.run_dir = ensure_run_dir(runtime_dir, RUN_ID)
@@ -131,3 +134,9 @@ class HookReplay:
 
     def full(self) -> HookReplay:
         return self.to(self.end())
+
+    def chat(self, transcript_path: str | None = None, *, live: bool = True) -> Chat:
+        """``read_chat`` as core calls it: the located transcript, or the one given."""
+        if transcript_path is None:
+            transcript_path = self.adapter.locate_transcript(RUN_ID, self.runtime_dir)
+        return self.adapter.read_chat(RUN_ID, self.runtime_dir if live else "", transcript_path)

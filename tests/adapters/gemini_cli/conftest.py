@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_replay import RUN_ID, HookReplay, epoch
+from hook_replay import HookReplay, epoch
 
 from agentspool.adapters.gemini_cli import GeminiCli, _install
-from agentspool.core.seam import Chat
 
 CAPTURES = Path(__file__).resolve().parents[2] / "live" / "captures" / "gemini-cli"
 ARMED = frozenset(_install.events())
@@ -37,19 +36,19 @@ def _stamps(record: dict[str, Any]) -> list[float]:
 
 class Replay(HookReplay):
     def __init__(self, scenario: str, root: Path, runtime_dir: str) -> None:
-        super().__init__(CAPTURES / scenario, root, runtime_dir, armed=ARMED, stamps=_stamps)
-        self.adapter = GeminiCli()
+        super().__init__(
+            CAPTURES / scenario,
+            root,
+            runtime_dir,
+            armed=ARMED,
+            stamps=_stamps,
+            adapter=GeminiCli(),
+        )
 
     def before_exit(self) -> Replay:
         """Everything up to the moment ``/quit`` ended the session."""
         self.to(self.hook_time("SessionEnd", reason="exit") - 0.0005)
         return self
-
-    def chat(self, transcript_path: str | None = None, *, live: bool = True) -> Chat:
-        """``read_chat`` as core calls it: the located chat file, or the one given."""
-        if transcript_path is None:
-            transcript_path = self.adapter.locate_transcript(RUN_ID, self.runtime_dir)
-        return self.adapter.read_chat(RUN_ID, self.runtime_dir if live else "", transcript_path)
 
 
 @pytest.fixture

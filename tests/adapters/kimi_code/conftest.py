@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_replay import RUN_ID, HookReplay
+from hook_replay import HookReplay
 
 from agentspool.adapters.kimi_code import KimiCode, _install
-from agentspool.core.seam import Chat
 
 CAPTURES = Path(__file__).resolve().parents[2] / "live" / "captures" / "kimi-code"
 
@@ -25,8 +24,14 @@ def _stamps(record: dict[str, Any]) -> list[float]:
 class Replay(HookReplay):
     def __init__(self, scenario: str, root: Path, runtime_dir: str) -> None:
         armed = frozenset(_install.events())
-        super().__init__(CAPTURES / scenario, root, runtime_dir, armed=armed, stamps=_stamps)
-        self.adapter = KimiCode()
+        super().__init__(
+            CAPTURES / scenario,
+            root,
+            runtime_dir,
+            armed=armed,
+            stamps=_stamps,
+            adapter=KimiCode(),
+        )
 
     def wire(self, index: int) -> str:
         return str(self.chats / sorted(n for n in self.files if n.endswith("wire.jsonl"))[index])
@@ -36,11 +41,6 @@ class Replay(HookReplay):
             lambda r: r.get("type") == record_type and all(r.get(k) == v for k, v in match.items()),
             nth,
         )
-
-    def chat(self, transcript_path: str | None = None, *, live: bool = True) -> Chat:
-        if transcript_path is None:
-            transcript_path = self.adapter.locate_transcript(RUN_ID, self.runtime_dir)
-        return self.adapter.read_chat(RUN_ID, self.runtime_dir if live else "", transcript_path)
 
 
 @pytest.fixture

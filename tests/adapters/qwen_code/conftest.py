@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_replay import RUN_ID, HookReplay, epoch
+from hook_replay import HookReplay, epoch
 
 from agentspool.adapters.qwen_code import QwenCode, _install
-from agentspool.core.seam import Chat
 
 CAPTURES = Path(__file__).resolve().parents[2] / "live" / "captures" / "qwen-code"
 
@@ -24,13 +23,14 @@ def _stamps(record: dict[str, Any]) -> list[float]:
 class Replay(HookReplay):
     def __init__(self, scenario: str, root: Path, runtime_dir: str) -> None:
         armed = frozenset(_install.HOOKS.events())
-        super().__init__(CAPTURES / scenario, root, runtime_dir, armed=armed, stamps=_stamps)
-        self.adapter = QwenCode()
-
-    def chat(self, transcript_path: str | None = None, *, live: bool = True) -> Chat:
-        if transcript_path is None:
-            transcript_path = self.adapter.locate_transcript(RUN_ID, self.runtime_dir)
-        return self.adapter.read_chat(RUN_ID, self.runtime_dir if live else "", transcript_path)
+        super().__init__(
+            CAPTURES / scenario,
+            root,
+            runtime_dir,
+            armed=armed,
+            stamps=_stamps,
+            adapter=QwenCode(),
+        )
 
 
 @pytest.fixture

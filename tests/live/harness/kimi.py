@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,8 +28,10 @@ from typing import Any
 
 from . import tmux
 from .gemini import _HOOK_SCRIPT, answer, read_hook_log, read_jsonl, wait_exited
+from .homes import git_work_dir, make_dirs, private_env
+from .qwen import QUESTION as _QWEN_QUESTION
 
-__all__ = ["answer", "read_hook_log", "read_jsonl", "wait_exited"]
+__all__ = ["QUESTION", "answer", "read_hook_log", "read_jsonl", "wait_exited"]
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 KIMI_BIN = Path(
@@ -63,6 +64,13 @@ HOOK_EVENTS: tuple[str, ...] = (
 TRUST_MARKER = "Trust this folder"
 APPROVAL_MARKER = "Approve once"
 QUESTION_MARKER = "Which color"
+# The same form as Qwen Code's, in the key AskUserQuestion takes (it refuses unknown keys).
+QUESTION = {
+    "questions": [
+        {**{k: v for k, v in q.items() if k != "multiSelect"}, "multi_select": False}
+        for q in _QWEN_QUESTION["questions"]
+    ]
+}
 
 
 @dataclass
@@ -112,47 +120,24 @@ def logging_hooks_toml(log_dir: Path, events: Iterable[str] = HOOK_EVENTS) -> st
 def make_home(root: Path, base_url: str, *, config: str = "") -> KimiHome:
     root = Path(root)
     home = KimiHome(root, root / "home", root / "work", root / "hooks", base_url)
-    for path in (home.kimi_dir, home.cwd, home.hook_log_dir, home.home / "tmp"):
-        path.mkdir(parents=True, exist_ok=True)
-    for sub in (".config", ".cache", ".local/share", ".local/state"):
-        (home.home / sub).mkdir(parents=True, exist_ok=True)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(home.cwd)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    make_dirs(home.home, home.kimi_dir, home.hook_log_dir)
+    git_work_dir(home.cwd)
     if config:
         home.config_path.write_text(config)
     return home
 
 
 def build_env(home: KimiHome, extra_env: Mapping[str, str | None] | None = None) -> dict[str, str]:
-    """A clean environment: Node 22 first on PATH, nothing inherited but PATH and USER."""
-    env = {
-        "PATH": f"{NODE22_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "USER": os.environ.get("USER", "tester"),
-        "HOME": str(home.home),
+    """A clean environment, Node 22 first on PATH."""
+    cli = {
         "KIMI_CODE_HOME": str(home.kimi_dir),
-        "XDG_CONFIG_HOME": str(home.home / ".config"),
-        "XDG_CACHE_HOME": str(home.home / ".cache"),
-        "XDG_DATA_HOME": str(home.home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home.home / ".local" / "state"),
-        "TMPDIR": str(home.home / "tmp"),
         "KIMI_MODEL_NAME": MODEL,
         "KIMI_MODEL_API_KEY": FAKE_API_KEY,
         "KIMI_MODEL_PROVIDER_TYPE": "openai",
         "KIMI_MODEL_BASE_URL": home.base_url,
         "KIMI_CODE_NO_AUTO_UPDATE": "1",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "TERM": "xterm-256color",
-        "COLORTERM": "truecolor",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
     }
-    for key, value in (extra_env or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
+    return private_env(home.home, cli, extra_env, path_first=str(NODE22_BIN))
 
 
 def start_tui(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any
 
 from . import tmux
 from .gemini import answer, logging_hooks, read_hook_log, read_jsonl, wait_exited
+from .homes import git_work_dir, make_dirs, private_env
 
 __all__ = ["answer", "logging_hooks", "read_hook_log", "read_jsonl", "wait_exited"]
 
@@ -74,6 +74,20 @@ READY_MARKER = "Type your message"
 BUSY_MARKER = "esc to cancel"
 APPROVAL_MARKER = "Yes, allow once"
 QUESTION_MARKER = "Which color"
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which color do you prefer?",
+            "header": "Color",
+            "options": [
+                {"label": "Red", "description": "warm"},
+                {"label": "Blue", "description": "cool"},
+            ],
+            "multiSelect": False,
+        }
+    ]
+}
+"""``ask_user_question``'s arguments the scenarios script (Kimi Code's tool takes them too)."""
 SIDE_MARKER = "memory extraction subagent"
 SUGGESTION_MARKER = "[SUGGESTION MODE:"
 
@@ -129,45 +143,22 @@ class QwenHome:
 def make_home(root: Path, base_url: str, *, settings: Mapping[str, Any] | None = None) -> QwenHome:
     root = Path(root)
     home = QwenHome(root, root / "home", root / "work", root / "hooks", base_url)
-    for path in (home.qwen_dir, home.cwd, home.hook_log_dir, home.home / "tmp"):
-        path.mkdir(parents=True, exist_ok=True)
-    for sub in (".config", ".cache", ".local/share", ".local/state"):
-        (home.home / sub).mkdir(parents=True, exist_ok=True)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(home.cwd)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    make_dirs(home.home, home.qwen_dir, home.hook_log_dir)
+    git_work_dir(home.cwd)
     home.write_settings({**BASE_SETTINGS, **(settings or {})})
     return home
 
 
 def build_env(home: QwenHome, extra_env: Mapping[str, str | None] | None = None) -> dict[str, str]:
-    """A clean environment: Node 22 first on PATH, nothing inherited but PATH and USER."""
-    env = {
-        "PATH": f"{NODE22_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "USER": os.environ.get("USER", "tester"),
-        "HOME": str(home.home),
+    """A clean environment, Node 22 first on PATH."""
+    cli = {
         "QWEN_HOME": str(home.qwen_dir),
-        "XDG_CONFIG_HOME": str(home.home / ".config"),
-        "XDG_CACHE_HOME": str(home.home / ".cache"),
-        "XDG_DATA_HOME": str(home.home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home.home / ".local" / "state"),
-        "TMPDIR": str(home.home / "tmp"),
         "OPENAI_API_KEY": FAKE_API_KEY,
         "OPENAI_BASE_URL": home.base_url,
         "OPENAI_MODEL": MODEL,
-        "NO_PROXY": "127.0.0.1,localhost",
         "NO_BROWSER": "1",
-        "TERM": "xterm-256color",
-        "COLORTERM": "truecolor",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
     }
-    for key, value in (extra_env or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
+    return private_env(home.home, cli, extra_env, path_first=str(NODE22_BIN))
 
 
 def command(extra_args: Sequence[str] = ()) -> list[str]:

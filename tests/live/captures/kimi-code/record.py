@@ -21,20 +21,6 @@ from harness import chat_server as cs  # noqa: E402
 from harness import kimi  # noqa: E402
 from harness.recording import Recording  # noqa: E402
 
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which color do you prefer?",
-            "header": "Color",
-            "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"},
-            ],
-            "multi_select": False,
-        }
-    ]
-}
-
 
 def shell(command: str) -> cs.Reply:
     return cs.tool_call(kimi.SHELL_TOOL, {"command": command})
@@ -77,7 +63,7 @@ def tui_session() -> None:
         cs.text("The file was written."),
         shell("echo no > denied.txt"),
         cs.text("Not run, then."),
-        cs.tool_call(kimi.QUESTION_TOOL, QUESTION, preface="Let me ask."),
+        cs.tool_call(kimi.QUESTION_TOOL, kimi.QUESTION, preface="Let me ask."),
         cs.text("Red it is."),
         cs.slow_text("line one\nline two\nline three\n" * 4, seconds=30, chunks=60),
         cs.text("After the clear."),

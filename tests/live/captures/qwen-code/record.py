@@ -28,27 +28,13 @@ from harness import chat_server as cs  # noqa: E402
 from harness import qwen  # noqa: E402
 from harness.recording import Recording  # noqa: E402
 
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which color do you prefer?",
-            "header": "Color",
-            "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"},
-            ],
-            "multiSelect": False,
-        }
-    ]
-}
-
 
 def shell(command: str) -> cs.Reply:
     return cs.tool_call(qwen.SHELL_TOOL, {"command": command, "description": "Run a command"})
 
 
 def question() -> cs.Reply:
-    return cs.tool_call(qwen.QUESTION_TOOL, QUESTION, preface="Let me ask.")
+    return cs.tool_call(qwen.QUESTION_TOOL, qwen.QUESTION, preface="Let me ask.")
 
 
 class Capture(Recording):

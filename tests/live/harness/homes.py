@@ -1,0 +1,57 @@
+"""A private home for a CLI run (HOME, XDG dirs, TMPDIR inside it; a git work dir beside
+it) and the clean environment that points there: nothing inherited but PATH and USER."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+DIRS = (".config", ".cache", ".local/share", ".local/state", "tmp")
+
+
+def make_dirs(home: Path, *more: Path) -> None:
+    for path in (*(home / d for d in DIRS), *more):
+        path.mkdir(parents=True, exist_ok=True)
+
+
+def git_work_dir(path: Path) -> None:
+    """``path`` as a fresh git repository with one commit (the CLIs show the branch)."""
+    path.mkdir(parents=True, exist_ok=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+
+
+def private_env(
+    home: Path,
+    cli: Mapping[str, str],
+    extra_env: Mapping[str, str | None] | None = None,
+    *,
+    path_first: str = "",
+) -> dict[str, str]:
+    """The CLI's variables ``cli`` over a private base; ``extra_env`` value None unsets."""
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    env = {
+        "PATH": f"{path_first}:{path}" if path_first else path,
+        "USER": os.environ.get("USER", "tester"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "TMPDIR": str(home / "tmp"),
+        **cli,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",  # else a warning about 24-bit colour takes a line
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+    }
+    for key, value in (extra_env or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
