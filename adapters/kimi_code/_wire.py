@@ -23,6 +23,7 @@ and the dialogs durably; the hooks add the session's end and the agent process.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import msgspec
@@ -266,8 +267,6 @@ class WireParser:
 
 
 def _stamp(ms: float) -> str:
-    import time
-
     seconds = ms / 1000
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(ms) % 1000:03d}Z"
 

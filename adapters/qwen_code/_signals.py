@@ -31,6 +31,7 @@ from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.qwen_code._schema import HOOK_FIELDS
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
+from agentspool.core.seam import PendingDialog
 from agentspool.spool.files import open_regular
 from agentspool.spool.read import SpoolRecord
 
@@ -66,7 +67,7 @@ class HookPayload(msgspec.Struct):
 decode = HookDecoder(HookPayload)
 
 
-def dialog_for(tool_use_id: str, tool_input: dict[str, Any]) -> Any:
+def dialog_for(tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
     """``ask_user_question``'s ``questions[{question, header, options, multiSelect}]``."""
     return question_dialog(tool_use_id, tool_input.get("questions"))
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from . import tmux
 
 DIRS = (".config", ".cache", ".local/share", ".local/state", "tmp")
 
@@ -55,3 +58,33 @@ def private_env(
         else:
             env[key] = value
     return env
+
+
+def submit_to(
+    pane: tmux.Pane,
+    text: str,
+    composer_text: Callable[[str], str | None],
+    *,
+    timeout: float = 15.0,
+) -> None:
+    """Type ``text``, wait until the input box (``composer_text`` reads it off the screen)
+    shows it, then Enter — again while it stays: an Enter can be taken by a completion
+    menu, or dropped while the box is redrawn."""
+    pane.send_text(text)
+    pane.wait_until(lambda s: text in (composer_text(s) or ""), timeout=timeout)
+    time.sleep(0.3)
+    deadline = time.monotonic() + timeout
+    while True:
+        pane.send_keys("Enter")
+        try:
+            pane.wait_until(lambda s: text not in (composer_text(s) or ""), timeout=3.0)
+            return
+        except tmux.TmuxTimeoutError:
+            if time.monotonic() > deadline:
+                raise
+
+
+def kill_panes(panes: list[tmux.Pane]) -> None:
+    for pane in panes:
+        pane.kill_tree()
+    panes.clear()

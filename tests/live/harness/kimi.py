@@ -20,7 +20,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 from . import tmux
 from .gemini import _HOOK_SCRIPT, answer, read_hook_log, read_jsonl, wait_exited
-from .homes import git_work_dir, make_dirs, private_env
+from .homes import git_work_dir, kill_panes, make_dirs, private_env, submit_to
 from .qwen import QUESTION as _QWEN_QUESTION
 
 __all__ = ["QUESTION", "answer", "read_hook_log", "read_jsonl", "wait_exited"]
@@ -96,9 +95,7 @@ class KimiHome:
         return sorted(found, key=lambda p: (p.stat().st_mtime_ns if p.exists() else 0, str(p)))
 
     def cleanup(self) -> None:
-        for pane in self.panes:
-            pane.kill_tree()
-        self.panes.clear()
+        kill_panes(self.panes)
 
 
 def logging_hooks_toml(log_dir: Path, events: Iterable[str] = HOOK_EVENTS) -> str:
@@ -178,19 +175,7 @@ def composer_text(screen: str) -> str | None:
 
 
 def submit(pane: tmux.Pane, text: str, *, timeout: float = 15.0) -> None:
-    """Type ``text``, wait until the input box shows it, then Enter (again while it stays)."""
-    pane.send_text(text)
-    pane.wait_until(lambda s: text in (composer_text(s) or ""), timeout=timeout)
-    time.sleep(0.3)
-    deadline = time.monotonic() + timeout
-    while True:
-        pane.send_keys("Enter")
-        try:
-            pane.wait_until(lambda s: text not in (composer_text(s) or ""), timeout=3.0)
-            return
-        except tmux.TmuxTimeoutError:
-            if time.monotonic() > deadline:
-                raise
+    submit_to(pane, text, composer_text, timeout=timeout)
 
 
 def request_kinds(body: Any) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 from . import tmux
 from .gemini import answer, logging_hooks, read_hook_log, read_jsonl, wait_exited
-from .homes import git_work_dir, make_dirs, private_env
+from .homes import git_work_dir, kill_panes, make_dirs, private_env, submit_to
 
 __all__ = ["answer", "logging_hooks", "read_hook_log", "read_jsonl", "wait_exited"]
 
@@ -135,9 +134,7 @@ class QwenHome:
         self.settings_path.write_text(json.dumps(settings, indent=2) + "\n")
 
     def cleanup(self) -> None:
-        for pane in self.panes:
-            pane.kill_tree()
-        self.panes.clear()
+        kill_panes(self.panes)
 
 
 def make_home(root: Path, base_url: str, *, settings: Mapping[str, Any] | None = None) -> QwenHome:
@@ -198,16 +195,4 @@ def composer_text(screen: str) -> str | None:
 
 
 def submit(pane: tmux.Pane, text: str, *, timeout: float = 15.0) -> None:
-    """Type ``text``, wait until the input box shows it, then Enter (again while it stays)."""
-    pane.send_text(text)
-    pane.wait_until(lambda s: text in (composer_text(s) or ""), timeout=timeout)
-    time.sleep(0.3)
-    deadline = time.monotonic() + timeout
-    while True:
-        pane.send_keys("Enter")
-        try:
-            pane.wait_until(lambda s: text not in (composer_text(s) or ""), timeout=3.0)
-            return
-        except tmux.TmuxTimeoutError:
-            if time.monotonic() > deadline:
-                raise
+    submit_to(pane, text, composer_text, timeout=timeout)
