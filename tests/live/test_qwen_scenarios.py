@@ -1,7 +1,8 @@
-"""Tier 2: the real ``qwen`` (Qwen Code 0.24.4) armed by ``agentspool.setup``.
+"""Tier 2: the real ``qwen`` (Qwen Code 0.24.4) armed by ``agentspool.setup``, or started
+by hand after ``agentspool install``.
 
-The run's hooks are in the settings layer ``setup`` renders (``spawn.env`` names it in
-the CLI's environment: docs/adr/0047-qwen-code-arming.md); the TUI runs under tmux
+A wrapped run's hooks are in the settings layer ``setup`` renders (``spawn.env`` names it
+in the CLI's environment: docs/adr/0047-qwen-code-arming.md); the TUI runs under tmux
 against the scripted chat-completions server. At each checkpoint the screen shows a
 state first, then ``read_chat`` must report it within 1 s (and still 0.5 s later).
 """
@@ -37,15 +38,22 @@ def _shell(command: str) -> cs.Reply:
 
 
 class Run:
-    def __init__(self, root: Path, runtime_dir: str, replies: list[cs.Reply]) -> None:
+    def __init__(
+        self, root: Path, runtime_dir: str, replies: list[cs.Reply], *, wrapped: bool = True
+    ) -> None:
         self.runtime_dir = runtime_dir
+        self.run_id = "run-1"
         self.srv = cs.ChatServer(replies, side=qwen.is_side_query).start()
         self.home = qwen.make_home(root, self.srv.base_url)
-        self.spawn = agentspool.setup(PROVIDER, "run-1", runtime_dir)
-        self.pane = qwen.start_tui(self.home, extra_env=self.spawn.env)
+        env = {"AGENTSPOOL_RUNTIME_DIR": runtime_dir}
+        if wrapped:
+            env |= agentspool.setup(PROVIDER, self.run_id, runtime_dir).env
+        else:  # by hand, after `agentspool install qwen-code` into its own settings
+            agentspool.install(PROVIDER, directory=str(self.home.qwen_dir))
+        self.pane = qwen.start_tui(self.home, extra_env=env)
 
     def read(self) -> Chat:
-        return read_chat(PROVIDER, "run-1", runtime_dir=self.runtime_dir)
+        return read_chat(PROVIDER, self.run_id, runtime_dir=self.runtime_dir)
 
     def expect(
         self, what: str, check: Callable[[Chat], bool], shown: Callable[[str], bool]
@@ -58,11 +66,11 @@ class Run:
 
 
 @pytest.fixture
-def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[[list[cs.Reply]], Run]]:
+def make_run(tmp_path: Path, runtime_dir: str) -> Iterator[Callable[..., Run]]:
     runs: list[Run] = []
 
-    def make(replies: list[cs.Reply]) -> Run:
-        runs.append(Run(tmp_path, runtime_dir, replies))
+    def make(replies: list[cs.Reply], *, wrapped: bool = True) -> Run:
+        runs.append(Run(tmp_path, runtime_dir, replies, wrapped=wrapped))
         return runs[-1]
 
     yield make
@@ -74,7 +82,7 @@ def _idle(screen: str) -> bool:
     return qwen.composer_text(screen) == "" and qwen.BUSY_MARKER not in screen
 
 
-def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]], Run]) -> None:
+def test_approve_deny_question_esc_clear_quit(make_run: Callable[..., Run]) -> None:
     run = make_run(
         [
             _shell("echo hi > out.txt"),
@@ -136,7 +144,7 @@ def test_approve_deny_question_esc_clear_quit(make_run: Callable[[list[cs.Reply]
     run.expect("quit", lambda c: c.state == "ended", lambda s: True)
 
 
-def test_lifecycle_from_inside_the_agent(make_run: Callable[[list[cs.Reply]], Run]) -> None:
+def test_lifecycle_from_inside_the_agent(make_run: Callable[..., Run]) -> None:
     """The agent's own shell call declares the task blocked: the run reads it."""
     agentspool_bin = Path(sys.executable).with_name("agentspool")
     command = f"{agentspool_bin} lifecycle blocked --reason 'needs an API key'"
@@ -148,3 +156,18 @@ def test_lifecycle_from_inside_the_agent(make_run: Callable[[list[cs.Reply]], Ru
     qwen.answer(run.pane, ["Enter"], qwen.APPROVAL_MARKER)
     chat = run.expect("declared", after_turn, lambda s: "Declared." in s)
     assert (chat.task_state, chat.task_reason) == ("blocked", "needs an API key")
+
+
+def test_a_hand_started_run_after_install(make_run: Callable[..., Run]) -> None:
+    run = make_run([_shell("echo hi > out.txt"), cs.text("Done.")], wrapped=False)
+    qwen.submit(run.pane, "please run echo hi")
+    run.pane.wait_for(qwen.APPROVAL_MARKER, 60)
+    [listed] = [r for r in agentspool.list_runs(run.runtime_dir) if r.provider == PROVIDER]
+    run.run_id = listed.run_id
+    chat = run.expect(
+        "approval", lambda c: c.pending_approval is not None, lambda s: qwen.APPROVAL_MARKER in s
+    )
+    assert chat.pending_approval is not None
+    assert chat.pending_approval.tool_input["command"] == "echo hi > out.txt"
+    qwen.answer(run.pane, ["Enter"], qwen.APPROVAL_MARKER)
+    run.expect("approved", after_turn, lambda s: "Done." in s and _idle(s))
