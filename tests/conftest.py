@@ -31,6 +31,8 @@ def _private_cli_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch) ->
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / "claude"))
     monkeypatch.setenv("CODEX_HOME", str(root / "codex"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(root / "gemini"))
+    monkeypatch.setenv("QWEN_HOME", str(root / "qwen"))
+    monkeypatch.setenv("KIMI_CODE_HOME", str(root / "kimi"))
     monkeypatch.setenv("AGENTSPOOL_RUNTIME_DIR", str(root / "runtime"))
     monkeypatch.setenv("AGENTSPOOL_DATA_DIR", str(root / "data"))
     # OpenCode: its store ($XDG_DATA_HOME/opencode, or $OPENCODE_DB), its plugin folder

@@ -31,8 +31,9 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters.common.approved import Asked, approved
+from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields, HookReader
+from agentspool.adapters.common.translator import HookFields
 from agentspool.adapters.gemini_cli._records import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
 from agentspool.core import events as ev
@@ -88,12 +89,11 @@ class _Hook(msgspec.Struct):
 Handler = Callable[["HookTranslator", _Hook], list[ev.Event]]
 
 
-class HookTranslator(HookReader[HookPayload]):
+class HookTranslator(ParentAgentHooks[HookPayload]):
     """Spool records → events, in spool order, keeping what matching needs."""
 
     def __init__(self) -> None:
         super().__init__(decode, HOOK_FIELDS)
-        self.agent_seen_ns = 0
         self.ended_paths: set[str] = set()
         """Chat files whose session a ``SessionEnd`` ended (the CLI deletes one that holds
         no conversation then)."""
@@ -106,16 +106,12 @@ class HookTranslator(HookReader[HookPayload]):
         """Session → the shell command approval asked and not yet proven answered."""
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        payload = self._payload(record)
+        payload = self.take(record)
         if payload is None:
             return []
-        if record.agent_pid > 1:
-            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
         if payload.transcript_path and name not in _NOT_LOCATING:
             self.transcript_path = payload.transcript_path
-        if payload.cwd:
-            self.cwd = payload.cwd
         handler = self._HOOKS.get(name)
         if handler is None:
             return []
@@ -261,6 +257,9 @@ class HookTranslator(HookReader[HookPayload]):
         self._calls = [c for c in self._calls if c.session != session]
         self._approvals.pop(session, None)
 
+    def settled(self) -> list[ev.Event]:
+        return self.commands_started()
+
     def commands_started(self) -> list[ev.Event]:
         """Approvals proven given by the approved shell command running (``approved``).
 
@@ -297,10 +296,3 @@ class HookTranslator(HookReader[HookPayload]):
         exact = [c for c in same if c.tool_input == tool_input]
         found = exact or same
         return found[0] if found else None
-
-    def agent_gone(self) -> bool:
-        """The process that ran the hooks is dead, or its pid names a younger process:
-        nothing runs or waits any more (SIGKILL fires no hook)."""
-        return (
-            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
-        )

@@ -9,6 +9,8 @@ CLI wrote (transcript, rollout or chat files, each line stamped by the CLI) and
   the CLIs create theirs lazily), and the hooks fired by then become spool records
   through agentspool's own write path, stamped with their captured time. Each
   provider's conftest says where its files are and when each line was written.
+- ``stamped_files``: a capture folder's JSONL files, each line at the newest stamp it
+  carries (a provider's conftest says where its stamps are).
 - ``hook_log``, ``append_hook``, ``iso_seconds``: the pieces, for a replay of its own
   (``stepped.py``: a clock that steps back).
 - ``claude_events``: a Claude Code capture as canonical events through the adapter's
@@ -45,6 +47,27 @@ Lines = list[tuple[float, bytes]]
 def iso_seconds(stamp: str) -> float:
     """``2026-01-02T03:04:05.678Z`` as epoch seconds."""
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def stamped_lines(path: Path, stamps: Callable[[dict[str, Any]], Iterable[float]]) -> Lines:
+    """``path``'s lines, each at the newest of its ``stamps``, never before the line above."""
+    out: Lines = []
+    at = 0.0
+    for raw in path.read_bytes().splitlines(keepends=True):
+        if raw.strip():
+            at = max([at, *stamps(json.loads(raw))])
+            out.append((at, raw))
+    return out
+
+
+def stamped_files(
+    folder: Path, stamps: Callable[[dict[str, Any]], Iterable[float]]
+) -> dict[str, Lines]:
+    """Every ``*.jsonl`` under ``folder``, named by its path inside it."""
+    return {
+        str(p.relative_to(folder)): stamped_lines(p, stamps)
+        for p in sorted(folder.rglob("*.jsonl"))
+    }
 
 
 def hook_log(capture: Path) -> list[dict[str, Any]]:
@@ -102,6 +125,11 @@ class CaptureReplay:
     def path(self, name: str) -> str:
         return str(self.folder / name)
 
+    def chat_file(self, index: int = 0) -> str:
+        """The ``index``-th file, by when its first line was written."""
+        names = sorted(self.files, key=lambda n: self.files[n][0][0])
+        return self.path(names[index])
+
     def hook_times(self, event: str, **match: str) -> list[float]:
         return [
             h["time"]
@@ -135,6 +163,7 @@ class CaptureReplay:
         for name, lines in self.files.items():
             upto = next((i for i, (when, _) in enumerate(lines) if when > t), len(lines))
             if upto > self._written[name]:
+                os.makedirs(os.path.dirname(self.path(name)), exist_ok=True)
                 with open(self.path(name), "ab") as fh:
                     fh.writelines(raw for _, raw in lines[self._written[name] : upto])
                 self._written[name] = upto

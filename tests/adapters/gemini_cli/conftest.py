@@ -12,13 +12,12 @@ a record whole, with its first stamp, once its tool calls completed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from replay import CaptureReplay, Lines, iso_seconds
+from replay import CaptureReplay, iso_seconds, stamped_files
 
 from agentspool.adapters.gemini_cli import GeminiCli, _install
 
@@ -32,30 +31,15 @@ def _stamps(record: dict[str, Any]) -> list[float]:
     return [iso_seconds(s) for s in found if isinstance(s, str)]
 
 
-def chat_lines(path: Path) -> Lines:
-    out: Lines = []
-    at = 0.0
-    for raw in path.read_bytes().splitlines(keepends=True):
-        if raw.strip():
-            at = max([at, *_stamps(json.loads(raw))])
-            out.append((at, raw))
-    return out
-
-
 class Replay(CaptureReplay):
     paths_in_payload = ("transcript_path",)
 
     def __init__(self, scenario: str, root: Path, runtime_dir: str) -> None:
         capture = CAPTURES / scenario
-        files = {p.name: chat_lines(p) for p in sorted((capture / "chats").glob("*.jsonl"))}
+        files = stamped_files(capture / "chats", _stamps)
         super().__init__(
             capture, files, root / "chats", runtime_dir, GeminiCli(), armed=_install.events()
         )
-
-    def chat_file(self, index: int = 0) -> str:
-        """The ``index``-th chat file, by when its first line was written."""
-        names = sorted(self.files, key=lambda n: self.files[n][0][0])
-        return self.path(names[index])
 
     def before_exit(self) -> Replay:
         """Everything up to the moment ``/quit`` ended the session."""
