@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import tmux
-from .gemini import _HOOK_SCRIPT, answer, read_hook_log, read_jsonl, wait_exited
+from . import hooklog, tmux
+from .gemini import answer, read_jsonl, wait_exited
 from .homes import git_work_dir, kill_panes, make_dirs, private_env, submit_to
+from .hooklog import read_hook_log
 from .qwen import QUESTION as _QWEN_QUESTION
 
 __all__ = ["QUESTION", "answer", "read_hook_log", "read_jsonl", "wait_exited"]
@@ -100,16 +99,12 @@ class KimiHome:
 
 def logging_hooks_toml(log_dir: Path, events: Iterable[str] = HOOK_EVENTS) -> str:
     """``[[hooks]]`` blocks: every event appends its stdin to log_dir/hooks.jsonl."""
-    log_dir = Path(log_dir)
-    log_dir.mkdir(parents=True, exist_ok=True)
-    script = log_dir / "loghook.py"
-    script.write_text(_HOOK_SCRIPT)
     blocks = []
     for event in events:
-        argv = (sys.executable, "-I", "-S", str(script), event, str(log_dir / "hooks.jsonl"))
+        command = hooklog.command(event, Path(log_dir))
         blocks.append(
             f"[[hooks]]\nevent = {json.dumps(event)}\n"
-            f"command = {json.dumps(shlex.join(argv))}\ntimeout = 10\n"
+            f"command = {json.dumps(command)}\ntimeout = 10\n"
         )
     return "\n".join(blocks)
 

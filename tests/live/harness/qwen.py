@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from . import tmux
-from .gemini import answer, logging_hooks, read_hook_log, read_jsonl, wait_exited
+from .gemini import answer, logging_hooks, read_jsonl, wait_exited
 from .homes import git_work_dir, kill_panes, make_dirs, private_env, submit_to
+from .hooklog import read_hook_log
 
 __all__ = ["answer", "logging_hooks", "read_hook_log", "read_jsonl", "wait_exited"]
 
