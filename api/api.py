@@ -1120,7 +1120,7 @@ def usage(
     for name in names:
         registry.load(name)  # an unknown name fails before anything is read
     if index:
-        index_history(store, wait=False)
+        index_history(store, wait=False, usage_first=True)
     with open_history(store) as opened:
         return usage_report(
             _stored_usage(opened, names, since),
@@ -1250,18 +1250,27 @@ def index_history(
     progress: Callable[[int, int], None] | None = None,
     forget_gone: bool = False,
     wait: bool = True,
+    usage_first: bool = False,
 ) -> IndexReport:
     """Index every transcript every registered provider finds on this machine into the
     history store, incrementally (``core/history.py``): a file costs what it gained
     since the last run. ``progress(bytes done, bytes to read)`` after each block.
     ``forget_gone``: remove the sessions whose file is gone (kept by default).
-    ``wait=False``: return at once (``busy``) if another indexer holds the store."""
+    ``wait=False``: return at once (``busy``) if another indexer holds the store.
+    ``usage_first``: store only what ``usage`` reads of files never read before, parsed
+    on every core; their records and search rows wait for the next run without it
+    (ADR 0043), which ``search`` and ``show`` make before they read."""
     from agentspool.core import history
 
     adapters = [registry.load(name) for name in registry.names()]
     with open_history(store) as opened:
         return history.index_history(
-            opened, adapters, progress=progress, forget_gone=forget_gone, wait=wait
+            opened,
+            adapters,
+            progress=progress,
+            forget_gone=forget_gone,
+            wait=wait,
+            usage_first=usage_first,
         )
 
 

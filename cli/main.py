@@ -1235,7 +1235,7 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     if args.since and args.until and args.since > args.until:
         return _usage(f"--since {args.since} is after --until {args.until}: nothing between")
     if not args.no_index:
-        _index_quietly(args.store)
+        _index_quietly(args.store, usage_first=True)
     report = agentspool.usage(
         by=args.by,
         since=args.since,
@@ -1374,12 +1374,14 @@ BAR_AFTER = 0.5
 
 
 def _index(
-    store: str | None, *, forget_gone: bool = False, wait: bool = True
+    store: str | None, *, forget_gone: bool = False, wait: bool = True, usage_first: bool = False
 ) -> agentspool.IndexReport:
     """``index_history`` with a progress bar on a terminal once it has run ``BAR_AFTER``
     seconds with bytes left to read (rich: only here, ADR 0023)."""
     if not sys.stderr.isatty():
-        return agentspool.index_history(store, forget_gone=forget_gone, wait=wait)
+        return agentspool.index_history(
+            store, forget_gone=forget_gone, wait=wait, usage_first=usage_first
+        )
     started = time.monotonic()
     bar: Any = None  # the rich Progress, once started
     task: Any = None
@@ -1394,7 +1396,7 @@ def _index(
 
     try:
         return agentspool.index_history(
-            store, progress=progress, forget_gone=forget_gone, wait=wait
+            store, progress=progress, forget_gone=forget_gone, wait=wait, usage_first=usage_first
         )
     finally:
         if bar is not None:
@@ -1464,10 +1466,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
     return EXIT_ERROR if report.failed else EXIT_OK
 
 
-def _index_quietly(store: str | None) -> None:
+def _index_quietly(store: str | None, *, usage_first: bool = False) -> None:
     """Bring the store up to date before reading it; another indexer at work: read it
-    as it is. A file that could not be read is one line on stderr."""
-    report = _index(store, wait=False)
+    as it is. A file that could not be read is one line on stderr. ``usage_first``:
+    only what ``usage`` reads (ADR 0043)."""
+    report = _index(store, wait=False, usage_first=usage_first)
     _index_warnings(report, store)
 
 

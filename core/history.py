@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import multiprocessing
 import os
 import stat
 import time
@@ -48,6 +49,7 @@ from typing import Literal, NamedTuple, cast
 
 import msgspec
 
+from agentspool.core.runs import prompt_title
 from agentspool.core.seam import (
     Adapter,
     Message,
@@ -58,7 +60,7 @@ from agentspool.core.seam import (
     TranscriptGoneError,
     TranscriptHistory,
 )
-from agentspool.core.store import FileCursor, SessionStore
+from agentspool.core.store import FileCursor, SessionStore, UsageParse
 from agentspool.spool.files import regular_fd
 
 __all__ = ["CHUNK", "FINGERPRINT", "IndexReport", "index_file", "index_history"]
@@ -301,6 +303,89 @@ def index_file(
     return verdict, read
 
 
+def usage_parse(adapter: Adapter, path: str, chunk: int = CHUNK) -> UsageParse:
+    """A file's full parse from its first byte, of which only what ``usage`` reads is
+    kept (ADR 0043): the records that carry usage, with the ``seq`` the full parse gives
+    them (it *is* the full parse, so every usage rule holds as it does there), the
+    session's facts, its first prompt's title and its span. Memory follows the block."""
+    history = cast(TranscriptHistory, adapter)
+    with open(regular_fd(path), "rb", buffering=0) as fh:
+        st = os.fstat(fh.fileno())
+    parse = history.resume_transcript(path, 0, b"")
+    kept: dict[int, tuple[int, str, str, str, str]] = {}
+    title = first = last = ""
+    encode = _encode
+    while True:
+        before = parse.offset
+        for m in parse.read(chunk):
+            if not title:
+                title = prompt_title(m)
+            stamp = m.timestamp
+            if stamp:
+                if not first or stamp < first:
+                    first = stamp
+                last = max(last, stamp)
+            if m.usage is not None:
+                # A record handed out again (its usage changed) replaces the first copy.
+                kept[m.seq] = (m.seq, stamp, m.model, m.message_id, encode(m.usage).decode())
+        if parse.offset == before:
+            break
+    if _identity(os.stat(path)) != _identity(st):
+        raise _ChangedWhileReadError(path)
+    return UsageParse(
+        device=st.st_dev,
+        inode=st.st_ino,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        count=parse.count,
+        rows=[kept[seq] for seq in sorted(kept)],
+        facts=parse.facts(),
+        title=title,
+        first=first,
+        last=last,
+    )
+
+
+_encode = msgspec.json.Encoder().encode
+_JOBS: list[tuple[Adapter, str]] = []
+"""The usage-first parses of one run, read by the pool's forked workers by index."""
+POOL_MIN_BYTES = 8 << 20
+"""Below this much to parse, a pool's start costs more than the second core gives."""
+
+
+def _usage_job(n: int) -> tuple[int, UsageParse | BaseException]:
+    adapter, path = _JOBS[n]
+    try:
+        return n, usage_parse(adapter, path)
+    except Exception as exc:  # noqa: BLE001 - handed to the writer, which reports it
+        return n, exc
+
+
+def _usage_parses(
+    jobs: list[tuple[Adapter, str, int]], workers: int | None
+) -> Iterator[tuple[int, UsageParse | BaseException]]:
+    """Each job's ``usage_parse`` (index into ``jobs``, result or failure) as it
+    finishes: on every core by a pool of forked workers (this process writes), the
+    biggest files first; in this process when it is little or there is one core."""
+    cores = workers if workers is not None else len(os.sched_getaffinity(0))
+    total = sum(size for _, _, size in jobs)
+    order = sorted(range(len(jobs)), key=lambda n: -jobs[n][2])
+    if cores < 2 or len(jobs) < 2 or total < POOL_MIN_BYTES:
+        for n in order:
+            _JOBS[:] = [(a, p) for a, p, _ in jobs]
+            yield _usage_job(n)
+        _JOBS.clear()
+        return
+    _JOBS[:] = [(a, p) for a, p, _ in jobs]
+    try:
+        # Forked: the workers have the adapters already, and start in milliseconds.
+        context = multiprocessing.get_context("fork")
+        with context.Pool(min(cores, len(jobs))) as pool:
+            yield from pool.imap_unordered(_usage_job, order)
+    finally:
+        _JOBS.clear()
+
+
 @contextmanager
 def _run_lock(store: SessionStore, *, wait: bool) -> Iterator[bool]:
     """One indexer per store at a time (a lock file beside it); yields whether held."""
@@ -389,19 +474,33 @@ def index_history(
     chunk: int = CHUNK,
     forget_gone: bool = False,
     wait: bool = True,
+    usage_first: bool = False,
+    workers: int | None = None,
 ) -> IndexReport:
     """Bring ``store`` up to date with every transcript the adapters find (module
-    docstring). ``wait=False``: if another indexer runs, do nothing (``busy``)."""
+    docstring). ``wait=False``: if another indexer runs, do nothing (``busy``) — unless
+    a usage-first run left records to write, which this run (not ``usage_first``) must
+    finish: then it waits.
+
+    ``usage_first`` (what ``usage`` runs, ADR 0043): a file never read before is parsed
+    whole on every core (``workers`` processes, default one per core), and only its
+    records with usage and its session's facts are stored; its records and their search
+    rows are written by the next run that is not ``usage_first``. Files read before are
+    brought up to date as always."""
     started = time.monotonic()
     report = IndexReport(tightened=store.tightened)
+    if not usage_first and store.has_pending():
+        wait = True  # search and show need every record: finish what usage left
     with _run_lock(store, wait=wait) as held:
         if not held:
             report.busy = True
             return report
         plan: list[_Planned] = []
+        usage_plan: list[tuple[Adapter, str, int]] = []
         gone: list[int] = []
         for adapter in adapters:
             tracked = _Tracked(store, adapter.name)
+            pending = store.pending(adapter.name)
             shared: set[str] = set()  # transcripts kept in shared files, listed this run
             for file, session in _discover(adapter):
                 report.files += 1
@@ -423,6 +522,14 @@ def index_history(
                         report.moved += 1
                 cursor = known[1] if known is not None else None
                 resumable = _resumes(adapter) and not file.whole and not file.within
+                if usage_first and resumable and cursor is None:
+                    seen = pending.get(file.path)
+                    now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                    if seen is not None and seen[1] == now:
+                        report.unchanged += 1
+                    else:
+                        usage_plan.append((adapter, file.path, st.st_size))
+                    continue
                 verdict = _decide(cursor, st, resumable=resumable, fd=None)
                 if verdict == "unchanged":
                     report.unchanged += 1
@@ -439,7 +546,12 @@ def index_history(
                 for path, (key, _, was_gone) in tracked.by_path.items()
                 if not was_gone and path not in shared and not os.path.exists(path)
             ]
-        total = sum(p.estimate for p in plan)
+            gone += [
+                key
+                for path, (key, _, was_gone) in pending.items()
+                if not was_gone and not os.path.exists(path)
+            ]
+        total = sum(p.estimate for p in plan) + sum(size for _, _, size in usage_plan)
         done = 0
 
         def on_block(size: int) -> None:
@@ -450,6 +562,22 @@ def index_history(
 
         if progress is not None:
             progress(0, total)
+        for n, parsed in _usage_parses(usage_plan, workers):
+            adapter, path, size = usage_plan[n]
+            if isinstance(parsed, (FileNotFoundError, TranscriptGoneError)):
+                continue  # gone since it was listed: never ingested, nothing to mark
+            if isinstance(parsed, (OSError, _ChangedWhileReadError)):
+                report.failed += 1
+                report.errors.append(f"{path}: {parsed}")
+                continue
+            if isinstance(parsed, BaseException):
+                raise parsed
+            before = store.changes
+            store.ingest_usage(path, adapter.name, parsed)
+            report.records += store.changes - before
+            report.bytes_read += size
+            report.new += 1
+            on_block(size)
         for item in plan:
             before = store.changes
             try:

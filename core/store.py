@@ -67,10 +67,11 @@ __all__ = [
     "SearchHit",
     "SessionStore",
     "StoredSession",
+    "UsageParse",
     "UsageRecord",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SEARCHED_INPUT = 2000
 """Characters of a tool call's input (its JSON) that search sees."""
 MAX_SEQ = (1 << 32) - 1
@@ -175,11 +176,33 @@ _V3_RECORD_EXTRAS: tuple[str, ...] = (
             WHERE {_searched("new")};
     END""",  # noqa: S608
 )
+# Version 4 (ADR 0043): what a usage-first index stored of a file whose records are not
+# written yet — its records that carry usage, with the seq the full parse gives them, and
+# the stat the file had, so an unchanged file is not parsed again for ``usage``.
+_V4_TABLES: tuple[str, ...] = (
+    """CREATE TABLE usage_first (
+        session INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        timestamp TEXT NOT NULL,
+        model TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        PRIMARY KEY (session, seq)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE pending (
+        session INTEGER PRIMARY KEY,
+        device INTEGER NOT NULL,
+        inode INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL
+    )""",
+)
 _SCHEMA: tuple[str, ...] = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
     *_V3_TABLES,
     _V3_RECORDS,
     *_V3_RECORD_EXTRAS,
+    *_V4_TABLES,
 )
 
 # The columns of version 2 (and 1 once migrated): what the 2 → 3 migration copies.
@@ -204,6 +227,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "UPDATE sessions SET records = (SELECT count(*) FROM records "
         "WHERE records.session = sessions.id)",
     ),
+    3: _V4_TABLES,
 }
 
 
@@ -338,6 +362,26 @@ class UsageRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     model: str
     message_id: str
     usage: Usage
+
+
+class UsageParse(msgspec.Struct, kw_only=True):
+    """What a usage-first index keeps of one file's full parse (``ingest_usage``)."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    """The file as seen before the parse: a later change makes the next run read it."""
+    count: int
+    """Records the parse holds in all."""
+    rows: list[tuple[int, str, str, str, str]]
+    """(seq, timestamp, model, message_id, usage as JSON) of each record with usage."""
+    facts: TranscriptFacts
+    title: str
+    """The first prompt's title (``prompt_title``)."""
+    first: str
+    """The earliest and the latest record timestamp."""
+    last: str
 
 
 class FileCursor(msgspec.Struct, frozen=True, kw_only=True):
@@ -494,6 +538,9 @@ class Ingest:
         """Record the session's facts and the file's new cursor. ``count``: the records the
         file's parse holds in all (``seq`` 1…count)."""
         db = self._db
+        # The file's records are all here now: what a usage-first index kept of it goes.
+        db.execute("DELETE FROM usage_first WHERE session = ?", (self.session,))
+        db.execute("DELETE FROM pending WHERE session = ?", (self.session,))
         if self._fresh:
             gone = db.execute(
                 "DELETE FROM records WHERE session = ? AND seq > ?", (self.session, count)
@@ -735,6 +782,65 @@ class SessionStore:
             yield ingest
             self._written += ingest.written
 
+    def pending(self, provider: str) -> dict[str, tuple[int, tuple[int, int, int, int], bool]]:
+        """Path → (session id, the file's device, inode, size and mtime when its usage was
+        stored, whether marked gone) of every file of ``provider`` a usage-first index
+        read and whose records are not written yet (``ingest_usage``)."""
+        rows = self._db.execute(
+            "SELECT sessions.path, sessions.id, sessions.gone, device, inode, size, mtime_ns "
+            "FROM pending JOIN sessions ON sessions.id = pending.session "
+            "WHERE sessions.provider = ?",
+            (provider,),
+        )
+        return {
+            path: (session, (device, inode, size, mtime_ns), bool(gone))
+            for path, session, gone, device, inode, size, mtime_ns in rows
+        }
+
+    def has_pending(self) -> bool:
+        """Whether a file's records are still to be written (``ingest_usage``)."""
+        return self._db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is not None
+
+    def ingest_usage(self, path: str, provider: str, parsed: UsageParse) -> None:
+        """A usage-first index of one file (ADR 0043), in one transaction: its records
+        that carry usage (``seq`` as its full parse numbers them) and its session's
+        facts; the file stays pending — ``ingest`` of its full parse replaces all of it."""
+        with self._transaction():
+            session = self._session_id(path, provider, path)
+            db = self._db
+            db.execute("DELETE FROM usage_first WHERE session = ?", (session,))
+            db.execute("DELETE FROM cursors WHERE session = ?", (session,))
+            inserted = db.executemany(
+                "INSERT INTO usage_first (session, seq, timestamp, model, message_id, usage) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(session, *row) for row in parsed.rows],
+            )
+            self._written += max(inserted.rowcount, 0)
+            facts = parsed.facts
+            title = " ".join(facts.title.split())[:TITLE_CHARS] if facts.title else parsed.title
+            db.execute(
+                "UPDATE sessions SET session_id = ?, agent_id = ?, parent_session_id = ?, "
+                "cwd = ?, cli_version = ?, title = ?, started = ?, updated = ?, records = ?, "
+                "gone = 0 WHERE id = ?",
+                (
+                    facts.session_id,
+                    facts.agent_id,
+                    facts.parent_session_id,
+                    facts.cwd,
+                    facts.cli_version,
+                    title,
+                    epoch_of(parsed.first),
+                    epoch_of(parsed.last),
+                    parsed.count,
+                    session,
+                ),
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO pending (session, device, inode, size, mtime_ns) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (session, parsed.device, parsed.inode, parsed.size, parsed.mtime_ns),
+            )
+
     def move(self, session: int, path: str) -> bool:
         """The session's file was renamed to ``path``: it keeps its records and cursor
         under the new name, no longer gone. ``False`` (nothing changed) if another
@@ -758,7 +864,12 @@ class SessionStore:
         """Remove the sessions, their records and cursors."""
         with self._transaction():
             for session in sessions:
-                for table, column in (("records", "session"), ("cursors", "session")):
+                for table, column in (
+                    ("records", "session"),
+                    ("cursors", "session"),
+                    ("usage_first", "session"),
+                    ("pending", "session"),
+                ):
                     self._db.execute(
                         f"DELETE FROM {table} WHERE {column} = ?",  # noqa: S608
                         (session,),
@@ -826,20 +937,25 @@ class SessionStore:
         and ``seq`` order, read from the usage index alone (no conversation text is read).
         Each API message's usage counts once: dedupe by ``(session, message_id)``."""
         chosen = None if sessions is None else list(sessions)
-        statement = (
+        # A file a usage-first index read (ADR 0043) has its usage in ``usage_first``
+        # until its records are written; a session is in one table or the other.
+        indexed = (
             "SELECT session, seq, timestamp, model, message_id, usage FROM records "
             "INDEXED BY records_with_usage WHERE usage IS NOT NULL"
         )
+        first = "SELECT session, seq, timestamp, model, message_id, usage FROM usage_first"
         batches: list[list[int] | None] = [None]
         if chosen is not None:
             batches = [chosen[i : i + 500] for i in range(0, len(chosen), 500)]
         for batch in batches:
             if batch is None:
-                rows = self._db.execute(statement + " ORDER BY session, seq")
+                rows = self._db.execute(f"{indexed} UNION ALL {first} ORDER BY session, seq")
             else:
                 marks = ", ".join("?" for _ in batch)
                 rows = self._db.execute(
-                    f"{statement} AND session IN ({marks}) ORDER BY session, seq", batch
+                    f"{indexed} AND session IN ({marks}) UNION ALL {first} "
+                    f"WHERE session IN ({marks}) ORDER BY session, seq",
+                    batch + batch,
                 )
             for session, seq, timestamp, model, message_id, usage in rows:
                 yield UsageRecord(
