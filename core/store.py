@@ -196,6 +196,12 @@ _V4_TABLES: tuple[str, ...] = (
         size INTEGER NOT NULL,
         mtime_ns INTEGER NOT NULL
     )""",
+    # Bumped by every write transaction: a result computed from the store at one
+    # generation (``remembered``) is the result as long as it stands.
+    "CREATE TABLE generation (n INTEGER NOT NULL)",
+    "INSERT INTO generation (n) VALUES (0)",
+    "CREATE TABLE remembered (key TEXT PRIMARY KEY, generation INTEGER NOT NULL, "
+    "value BLOB NOT NULL)",
 )
 _SCHEMA: tuple[str, ...] = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
@@ -608,6 +614,7 @@ class SessionStore:
         if path != ":memory:":
             self.tightened = _private_file(path)
         self._written = 0
+        self._has_generation = False
         try:
             # Transactions are explicit (``_transaction``): DDL is then atomic too.
             raw = sqlite3.connect(path, timeout=10.0, isolation_level=None)
@@ -619,7 +626,7 @@ class SessionStore:
             self._db.execute("PRAGMA synchronous = NORMAL")
             # A big file's ingest is one transaction; the WAL it grows is cut back after.
             self._db.execute("PRAGMA journal_size_limit = 67108864")
-            with self._transaction():
+            with self._transaction(changes=False):  # a new layout holds nothing kept
                 self._open_schema()
         except BaseException:
             raw.close()
@@ -644,11 +651,14 @@ class SessionStore:
             )
 
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """One write transaction, taken at once (no lock upgrade that could deadlock)."""
+    def _transaction(self, *, changes: bool = True) -> Iterator[None]:
+        """One write transaction, taken at once (no lock upgrade that could deadlock).
+        ``changes``: it may change what the store holds (the generation moves on)."""
         self._db.execute("BEGIN IMMEDIATE")  # busy past the timeout, read-only, damaged
         try:
             yield
+            if changes and self._generation_kept():
+                self._db.execute("UPDATE generation SET n = n + 1")
             self._db.execute("COMMIT")
         except BaseException:
             # SQLite has already rolled back after some failures (a full disk): a second
@@ -657,6 +667,34 @@ class SessionStore:
                 with suppress(sqlite3.Error):
                     self._db.raw.execute("ROLLBACK")
             raise
+
+    def _generation_kept(self) -> bool:
+        """Whether the layout has a generation yet (not while a migration builds it)."""
+        if not self._has_generation:
+            found = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'generation'"
+            ).fetchone()
+            self._has_generation = found is not None
+        return self._has_generation
+
+    def remembered(self, key: str) -> bytes | None:
+        """What ``remember`` kept under ``key``, if the store has not changed since."""
+        row = self._db.execute(
+            "SELECT value FROM remembered WHERE key = ? "
+            "AND generation = (SELECT n FROM generation)",
+            (key,),
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def remember(self, key: str, value: bytes) -> None:
+        """Keep ``value``, computed from the store as it is now, under ``key``: a result
+        that only the store's contents decide (``usage``'s report)."""
+        with self._transaction(changes=False):
+            self._db.execute(
+                "INSERT OR REPLACE INTO remembered (key, generation, value) "
+                "VALUES (?, (SELECT n FROM generation), ?)",
+                (key, value),
+            )
 
     def _migrate(self, version: int) -> None:
         """Bring an older layout up to ``SCHEMA_VERSION`` (inside the open transaction:
