@@ -1099,8 +1099,10 @@ def usage(
     table's shape (``None``: the shipped table). A model without a price is shown with
     ``cost_usd=None``, never 0, and every cost says how many tokens it leaves out.
     ``store``: the history store (``None``: ``default_store_path()``); ``index``: bring
-    it up to date first (``index_history(store, wait=False)``: if another indexer is at
-    work, what is indexed already), else read what is indexed.
+    it up to date first (``index_history(store, wait=False, usage_first=True)``: only
+    what usage reads of files never read before, ADR 0043; if another indexer is at
+    work, what is indexed already), else read what is indexed. A report is kept in the
+    store until the store changes (except with ``prices``).
 
     Raises ``SettingsError`` for a price file that is not a table,
     ``UnknownProviderError`` for a provider not registered,
