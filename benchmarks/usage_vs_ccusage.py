@@ -140,7 +140,7 @@ def _totals_ours(report: dict[str, object]) -> tuple[int, int, int, int]:
 
 
 def _totals_theirs(report: dict[str, object]) -> tuple[int, int, int, int]:
-    rows = report["sessions"]
+    rows = report["session"]  # the top-level command: every agent's sessions
     assert isinstance(rows, list)
     keys = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens")
     return tuple(sum(int(r[k]) for r in rows) for k in keys)  # type: ignore[return-value]

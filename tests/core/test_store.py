@@ -329,7 +329,9 @@ def test_a_version_2_store_is_migrated_in_place_keeps_its_records_and_searches_t
         assert store.sessions() and store.session(first.id) == first
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(store_module.SCHEMA_VERSION,)]
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [
+            (store_module.SCHEMA_VERSION,)
+        ]
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
         assert "records_v2" not in tables and {"sessions", "cursors", "search"} <= tables
     finally:
