@@ -10,6 +10,7 @@ install:
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=strict
 	cd tests/live && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/live/node22 && npm ci --no-audit --no-fund --loglevel=error
 
 lint:
 	$(PY) -m ruff check .

@@ -14,22 +14,27 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.jsonl import JsonlFollower, split_lines
-from agentspool.adapters.common.spooled import SpoolMethods
+from agentspool.adapters.common.spooled import refuse_untrusted
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    InstallReport,
-    InstallScope,
+    HandStartedRuns,
+    Installer,
+    LifecycleCaller,
+    LiveState,
     Message,
-    Session,
+    SessionDiscovery,
+    SessionFiles,
     Spawn,
+    TranscriptHistory,
     Trust,
+    TrustGate,
 )
-from agentspool.errors import TranscriptGoneError, UnsupportedError
 from agentspool.spool import signature
+from agentspool.spool.errors import TranscriptGoneError
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import ensure_run_dir, run_dir
 from agentspool.spool.read import SpoolReader
@@ -63,10 +68,21 @@ def locate(runtime_dir: str, run_id: str, transcript_path: str) -> None:
     append_record(run_dir(runtime_dir, run_id), SPOOL_EVENT, _encode(Line(located=transcript_path)))
 
 
-class ScriptedAdapter(SpoolMethods):
+class ScriptedAdapter:
+    """The required core of the seam and no optional part: it reads its whole spool on
+    every call, so it keeps nothing per run either."""
+
     name: ClassVar[str] = "fake"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
     executable: ClassVar[str] = ""
+    installer: ClassVar[Installer | None] = None
+    trust_gate: ClassVar[TrustGate | None] = None
+    discovery: ClassVar[SessionDiscovery | None] = None
+    session_files: ClassVar[SessionFiles | None] = None
+    history: ClassVar[TranscriptHistory | None] = None
+    lifecycle: ClassVar[LifecycleCaller | None] = None
+    hand_started: ClassVar[HandStartedRuns | None] = None
+    live_state: ClassVar[LiveState | None] = None
 
     def setup(
         self,
@@ -76,26 +92,12 @@ class ScriptedAdapter(SpoolMethods):
         trust: Trust = "bypass",
         config_home: str | None = None,
     ) -> Spawn:
+        refuse_untrusted(self, trust)
         path = os.path.join(ensure_run_dir(runtime_dir, run_id), "fake.settings.json")
         write_private_file(path, b"{}\n")
         return Spawn(
             args=["--settings", path], settings_path=path, run_dir=run_dir(runtime_dir, run_id)
         )
-
-    def untrust(self, config_home: str | None = None) -> bool:
-        return False
-
-    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        raise UnsupportedError(self.name, "has no settings to install hooks into")
-
-    def sessions(self, since: float) -> list[Session]:
-        return []  # a scripted fake keeps no files of its own
-
-    def read_session(self, session: Session) -> Chat:
-        return self.read_chat(session.session_id, "", session.transcript_path)
-
-    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        raise UnsupportedError(self.name, "has no settings to install hooks into")
 
     def _spool_lines(self, run_id: str, runtime_dir: str) -> list[Line]:
         lines = []
@@ -119,7 +121,9 @@ class ScriptedAdapter(SpoolMethods):
         located = [ln.located for ln in self._spool_lines(run_id, runtime_dir) if ln.located]
         return located[-1] if located and os.path.exists(located[-1]) else ""
 
-    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
+    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str | None) -> Chat:
+        if transcript_path is None:
+            transcript_path = self.locate_transcript(run_id, runtime_dir)
         if transcript_path and not os.path.exists(transcript_path):
             raise TranscriptGoneError(run_id, transcript_path)
         merger = EventMerger()

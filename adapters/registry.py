@@ -1,4 +1,11 @@
-"""Adapters by name: the built-in table, plus any installed package's adapters.
+"""Adapters by name: the one typed table of built-ins, plus any installed package's adapters.
+
+Every provider this package ships is a row of ``BUILTIN``: how to load its adapter (the
+declaration in its ``_adapter.py``), the hook module its CLI runs
+(``agentspool.hooks.<module>``; ``""`` for one armed through a plugin of its own) and its
+conformance kit. The hook modules ``setup`` may name (``hook_modules``), the kits of the
+shipped suite (``kits``) and its enrolment (``agentspool.adapters.testing.enrolled``) all
+derive from it, so a new provider is one row here and one declaration.
 
 An adapter outside this package registers through the entry-point group
 ``agentspool.adapters``: the entry point's name is the provider name, its value
@@ -7,7 +14,8 @@ An adapter outside this package registers through the entry-point group
     [project.entry-points."agentspool.adapters"]
     my-agent = "my_agent_adapter:MyAgent"
 
-It then appears in ``providers()``, ``agentspool --help`` and ``setup``'s choices, and it
+and its package states the seam for mypy to check (``_: type[Adapter] = MyAgent``). It
+then appears in ``providers()``, ``agentspool --help`` and ``setup``'s choices, and it
 proves itself with the shipped suite (``agentspool.adapters.testing.AdapterConformance``).
 
 Built-ins never pay for the entry-point scan (``importlib.metadata`` costs ~36 ms): it
@@ -20,14 +28,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from agentspool.errors import UnknownProviderError
+from agentspool.spool.errors import UnknownProviderError
 
 if TYPE_CHECKING:
     from agentspool.core.seam import Adapter
 
 ENTRY_POINT_GROUP = "agentspool.adapters"
+
+
+class Builtin(NamedTuple):
+    """One provider this package ships."""
+
+    load: Callable[[], Adapter]
+    """Imports the provider's subpackage on first use (a read pays for one provider)."""
+    hook_module: str
+    """``agentspool.hooks.<hook_module>`` is what its CLI runs; ``""``: a plugin instead."""
+    kit: str
+    """``module:attribute`` of its conformance kit (``agentspool.adapters.testing``)."""
 
 
 def _claude_code() -> Adapter:
@@ -42,10 +61,25 @@ def _codex() -> Adapter:
     return Codex()
 
 
-# Typed: mypy checks each built-in adapter class against the ``Adapter`` Protocol.
-BUILTIN: dict[str, Callable[[], Adapter]] = {
-    "claude-code": _claude_code,
-    "codex": _codex,
+def _gemini_cli() -> Adapter:
+    from agentspool.adapters.gemini_cli import GeminiCli
+
+    return GeminiCli()
+
+
+def _opencode() -> Adapter:
+    from agentspool.adapters.opencode import OpenCode
+
+    return OpenCode()
+
+
+# Typed: mypy checks each built-in adapter class against the ``Adapter`` Protocol, all
+# of its parts included.
+BUILTIN: dict[str, Builtin] = {
+    "claude-code": Builtin(_claude_code, "claude_code", "agentspool.adapters.claude_code._kit:Kit"),
+    "codex": Builtin(_codex, "codex", "agentspool.adapters.codex._kit:Kit"),
+    "gemini-cli": Builtin(_gemini_cli, "gemini_cli", "agentspool.adapters.gemini_cli._kit:Kit"),
+    "opencode": Builtin(_opencode, "", "agentspool.adapters.opencode._kit:Kit"),
 }
 _loaded: dict[str, Adapter] = {}
 
@@ -71,15 +105,27 @@ def names() -> list[str]:
     return sorted({*BUILTIN, *_installed()})
 
 
+def hook_modules() -> tuple[str, ...]:
+    """The modules under ``agentspool.hooks`` the built-in providers' CLIs run."""
+    return tuple(row.hook_module for row in BUILTIN.values() if row.hook_module)
+
+
+def kits() -> dict[str, str]:
+    """Each built-in provider's conformance kit, ``module:attribute``."""
+    return {name: row.kit for name, row in BUILTIN.items()}
+
+
 def load(name: str) -> Adapter:
     """The adapter registered as ``name`` (one instance per process)."""
     adapter = _loaded.get(name)
     if adapter is None:
-        factory = BUILTIN.get(name)
-        if factory is None:
+        row = BUILTIN.get(name)
+        if row is not None:
+            adapter = row.load()
+        else:
             installed = _installed().get(name)
             if installed is None:
                 raise UnknownProviderError(name, names())
-            factory = installed()
-        adapter = _loaded[name] = factory()
+            adapter = installed()()
+        _loaded[name] = adapter
     return adapter

@@ -51,15 +51,11 @@ import pytest
 
 from agentspool.adapters import registry
 from agentspool.core.seam import Adapter, Chat, Message, TranscriptFile
-from agentspool.errors import DeltaParseError, TranscriptGoneError
+from agentspool.spool.errors import DeltaParseError, TranscriptGoneError
 from agentspool.spool.layout import ensure_run_dir
 
-KITS = {
-    "claude-code": "agentspool.adapters.claude_code._kit:Kit",
-    "codex": "agentspool.adapters.codex._kit:Kit",
-    "gemini-cli": "agentspool.adapters.gemini_cli._kit:Kit",
-    "fake": "agentspool.adapters._fake_kit:Kit",
-}
+# Each built-in provider's kit, from the registry's table, and the fake's.
+KITS = {**registry.kits(), "fake": "agentspool.adapters._fake_kit:Kit"}
 
 
 class Kit(Protocol):
@@ -156,6 +152,23 @@ class AdapterConformance:
             [],
             None,
             None,
+        )
+
+    def test_a_capability_is_the_presence_of_its_part(self, adapter: Adapter) -> None:
+        caps = adapter.capabilities
+        assert (adapter.installer is not None) == bool(caps.install_scopes)
+        assert (adapter.trust_gate is not None) == caps.hook_trust
+        assert (adapter.discovery is not None) == caps.discovers_sessions
+        assert (adapter.history is not None) == caps.resumes_transcripts
+
+    def test_a_located_read_is_the_read_of_the_located_transcript(
+        self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
+    ) -> None:
+        path = kit.transcript(str(tmp_path), 1)
+        kit.open_prompt(runtime, "run-1", path)
+        located = adapter.locate_transcript("run-1", runtime)
+        assert adapter.read_chat("run-1", runtime, None) == adapter.read_chat(
+            "run-1", runtime, located
         )
 
     def test_empty_path_still_consults_live_signals(
@@ -320,9 +333,10 @@ class AdapterConformance:
     def test_session_at_names_its_own_transcripts_and_nothing_else(
         self, adapter: Adapter, adapter_name: str, kit: Kit, tmp_path: object
     ) -> None:
-        session_at = getattr(adapter, "session_at", None)
-        if session_at is None:
-            pytest.skip("no session_at: `agentspool show` finds its sessions by id only")
+        files = adapter.session_files
+        if files is None:
+            pytest.skip("no session_files: `agentspool show` finds its sessions by id only")
+        session_at = files.session_at
         path = kit.transcript(str(tmp_path), 1)
         session = session_at(path)
         assert session is not None
@@ -346,12 +360,12 @@ class AdapterConformance:
         from agentspool.core.detail import assemble_session_detail
         from agentspool.core.seam import Session
 
-        read = getattr(adapter, "read_session_with_subagents", None)
-        if read is None:
-            pytest.skip("no read_session_with_subagents: shown with its own records only")
+        discovery = adapter.discovery
+        if discovery is None:
+            pytest.skip("no discovery: shown with its own records only")
         session = Session(session_id="run-1", transcript_path=kit.transcript(str(tmp_path), 2))
-        whole = read(session)
-        own = adapter.read_session(session).messages
+        whole = discovery.read_session_with_subagents(session)
+        own = discovery.read_session(session).messages
         assert whole.messages[: len(own)] == own
         assemble_session_detail(whole.messages)  # seq 1…n: one complete parse
 

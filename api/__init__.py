@@ -16,36 +16,21 @@ this package, and they must not pay for msgspec on every tool call.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.api import (
-        Declaration,
         Explanation,
         Replay,
-        RunPoll,
-        TidyReport,
-        TidyRun,
         Transition,
-        declare,
-        default_store_path,
         explain,
-        index_history,
         install,
-        list_runs,
         locate_transcript,
-        open_history,
-        poll_runs,
         providers,
         read_chat,
         replay,
-        run,
-        run_key,
         run_provider,
-        search_history,
         setup,
         spool_sig,
         sweep_spools,
-        tidy,
         uninstall,
         untrust,
-        usage,
     )
     from agentspool.core.detail import (
         SessionDetail,
@@ -79,9 +64,20 @@ if TYPE_CHECKING:
     from agentspool.core.store import SearchHit, SessionStore, StoredSession, UsageRecord
     from agentspool.core.usage import UsageGrouping, UsageReport, UsageRow
     from agentspool.core.words import state_phrase, task_phrase
+    from agentspool.declarations import Declaration, declare
     from agentspool.demo import DemoReplay, DemoRun, DemoStep
-    from agentspool.doctor import DoctorCheck, DoctorReport, broken_installs, doctor
-    from agentspool.errors import (
+    from agentspool.diagnosis import DoctorCheck, DoctorReport, broken_installs, doctor
+    from agentspool.follow import RunChange, RunEvent, RunFollower
+    from agentspool.history import (
+        default_store_path,
+        index_history,
+        open_history,
+        search_history,
+    )
+    from agentspool.polling import RunPoll, list_runs, poll_runs, run_key
+    from agentspool.sessions import SessionView, find_session, show_session
+    from agentspool.spawn import run
+    from agentspool.spool.errors import (
         AgentspoolError,
         AmbiguousSessionError,
         CompressedRolloutError,
@@ -98,45 +94,30 @@ if TYPE_CHECKING:
         UnknownProviderError,
         UnsupportedError,
     )
-    from agentspool.follow import RunChange, RunEvent, RunFollower
-    from agentspool.sessions import SessionView, find_session, show_session
     from agentspool.spool.sweep import SweepReport
+    from agentspool.tidying import TidyReport, TidyRun, tidy
+    from agentspool.usage_totals import usage
 
 __version__ = "0.1.0"
 
 _LAZY = {
     **dict.fromkeys(
         [
-            "Declaration",
             "Explanation",
             "Replay",
-            "RunPoll",
-            "TidyReport",
-            "TidyRun",
             "Transition",
-            "declare",
-            "default_store_path",
             "explain",
-            "index_history",
             "install",
-            "list_runs",
             "locate_transcript",
-            "open_history",
-            "poll_runs",
             "providers",
             "read_chat",
             "replay",
-            "run",
-            "run_key",
             "run_provider",
-            "search_history",
             "setup",
             "spool_sig",
             "sweep_spools",
-            "tidy",
             "uninstall",
             "untrust",
-            "usage",
         ],
         "agentspool.api",
     ),
@@ -164,10 +145,19 @@ _LAZY = {
         ],
         "agentspool.core.seam",
     ),
+    **dict.fromkeys(["RunPoll", "list_runs", "poll_runs", "run_key"], "agentspool.polling"),
+    **dict.fromkeys(["run"], "agentspool.spawn"),
+    **dict.fromkeys(["Declaration", "declare"], "agentspool.declarations"),
+    **dict.fromkeys(["TidyReport", "TidyRun", "tidy"], "agentspool.tidying"),
+    **dict.fromkeys(["usage"], "agentspool.usage_totals"),
+    **dict.fromkeys(
+        ["default_store_path", "index_history", "open_history", "search_history"],
+        "agentspool.history",
+    ),
     **dict.fromkeys(["DemoReplay", "DemoRun", "DemoStep"], "agentspool.demo"),
     **dict.fromkeys(["RunChange", "RunEvent", "RunFollower"], "agentspool.follow"),
     **dict.fromkeys(
-        ["DoctorCheck", "DoctorReport", "broken_installs", "doctor"], "agentspool.doctor"
+        ["DoctorCheck", "DoctorReport", "broken_installs", "doctor"], "agentspool.diagnosis"
     ),
     **dict.fromkeys(["SessionView", "find_session", "show_session"], "agentspool.sessions"),
     **dict.fromkeys(
@@ -200,7 +190,7 @@ _LAZY = {
             "UnknownProviderError",
             "UnsupportedError",
         ],
-        "agentspool.errors",
+        "agentspool.spool.errors",
     ),
 }
 __all__ = [

@@ -18,9 +18,9 @@ from typing import Literal
 
 import msgspec
 
-from agentspool.api import RunPoll, poll_runs
 from agentspool.core.runs import RunSummary
 from agentspool.core.seam import ChatState
+from agentspool.polling import RunPoll, poll_runs
 
 __all__ = [
     "DISCOVER_EVERY",

@@ -2,10 +2,10 @@
 (``agentspool show``; docs/adr/0027-show.md).
 
 ``find_session`` resolves what a person types: a path is asked of every registered
-adapter (``session_at``, an optional seam member: the first that reads the file names
+adapter with the ``session_files`` part (``session_at``: the first that reads the file names
 its session); anything else is a session id or the start of one, looked up in the
 history store (brought up to date first, without waiting on another indexer).
-``show_session`` reads the session with its subagents (``read_session_with_subagents``)
+``show_session`` reads the session with its subagents (``discovery.read_session_with_subagents``)
 and assembles the view; a session whose file is gone is read from the store's records.
 """
 
@@ -20,7 +20,7 @@ import msgspec
 from agentspool.adapters import registry
 from agentspool.core.detail import SessionDetail, assemble_session_detail
 from agentspool.core.seam import Chat, Evidence, Message, Session, TranscriptGoneError
-from agentspool.errors import AmbiguousSessionError, SessionNotFoundError
+from agentspool.spool.errors import AmbiguousSessionError, SessionNotFoundError
 
 if TYPE_CHECKING:
     from agentspool.core.store import StoredSession
@@ -84,7 +84,7 @@ _ID = re.compile(r"[A-Za-z0-9_.-]+")
 def _subagent(parent: str, agent: str, ref: str) -> tuple[str, Session]:
     """``<session start>/<subagent start>``, as ``search`` names a subagent's record:
     the subagent's own transcript, from the history store."""
-    from agentspool.api import index_history, open_history
+    from agentspool.history import index_history, open_history
 
     index_history(wait=False)
     with open_history() as store:
@@ -113,8 +113,8 @@ def _session_at(path: str) -> tuple[str, Session]:
         return stored
     full = os.path.abspath(path)
     for provider in registry.names():
-        session_at = getattr(registry.load(provider), "session_at", None)
-        session = session_at(full) if session_at is not None else None
+        files = registry.load(provider).session_files
+        session = files.session_at(full) if files is not None else None
         if session is not None:
             return provider, session
     raise SessionNotFoundError(path, "not a transcript any registered provider reads")
@@ -122,7 +122,7 @@ def _session_at(path: str) -> tuple[str, Session]:
 
 def _stored_at(path: str) -> tuple[str, Session] | None:
     """The session the history store keeps for the transcript ``path`` (``None``: none)."""
-    from agentspool.api import index_history, open_history
+    from agentspool.history import index_history, open_history
 
     index_history(wait=False)
     with open_history() as store:
@@ -134,7 +134,7 @@ def _sessions_starting_with(prefix: str) -> list[tuple[str, Session]]:
     """Every session whose id starts with ``prefix`` (lower case), from the history
     store: one per provider and session id — a subagent's file that carries its
     parent's id is that session's, not another one."""
-    from agentspool.api import index_history, open_history
+    from agentspool.history import index_history, open_history
 
     index_history(wait=False)  # another indexer at work: what is indexed already
     with open_history() as store:
@@ -158,7 +158,7 @@ def _from_store(provider: str, session: Session) -> Chat | None:
     1…n over the whole; ``None`` when the store does not hold the file. The links the
     CLI keeps beside a subagent's file (Claude Code's meta file) are not in the store:
     such a subagent is drawn after the turns, not under its call."""
-    from agentspool.api import open_history
+    from agentspool.history import open_history
 
     with open_history() as store:
         stored = store.sessions(provider)

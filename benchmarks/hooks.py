@@ -28,7 +28,7 @@ import time
 import tomllib
 
 import agentspool
-from agentspool.spool.commands import hook_argv
+from agentspool.adapters.common.commands import hook_argv
 
 PAYLOAD = json.dumps(
     {

@@ -1,5 +1,5 @@
 """``agentspool doctor``: one line per check of what ``install`` armed, with its mend
-(``agentspool.doctor``; docs/adr/0040-doctor.md). Exit 1 when something is broken."""
+(``agentspool.diagnosis``; docs/adr/0040-doctor.md). Exit 1 when something is broken."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import msgspec
 
     from agentspool import Chat, UsageReport, UsageRow
+    from agentspool.cli import watch
 
 EXIT_OK = 0
 EXIT_INTERRUPTED = 130
@@ -121,6 +122,30 @@ def _parser() -> argparse.ArgumentParser:
 
     def json_arg(p: argparse.ArgumentParser, what: str) -> None:
         p.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+    def notify_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--notify",
+            action="append",
+            default=[],
+            metavar="URL",
+            help="tell URL once when a run starts waiting on you: any apprise URL "
+            "(ntfy://, slack://, tgram://, mailto://, json:// a webhook, …; repeatable)",
+        )
+        p.add_argument(
+            "--notify-on",
+            type=_wait_kinds,
+            default=["approval", "question", "turn"],
+            metavar="KINDS",
+            help="which waits --notify tells: approval,question,turn (default: all three)",
+        )
+        p.add_argument(
+            "--remind-after",
+            type=_positive,
+            default=None,
+            metavar="MINUTES",
+            help="with --notify: tell once more about a wait still open after MINUTES",
+        )
 
     p = command(
         "setup",
@@ -360,6 +385,7 @@ def _parser() -> argparse.ArgumentParser:
         help="when a run starts waiting on you, run the shell command CMD with the run's "
         "JSON (a RunSummary) on its stdin",
     )
+    notify_args(p)
     p.add_argument(
         "--json", action="store_true", help="print JSON lines even on a terminal (no drawing)"
     )
@@ -649,6 +675,25 @@ def _parser() -> argparse.ArgumentParser:
         default=INTERVAL,
         metavar="SECONDS",
         help=f"follow the runs as watch does, a tick every SECONDS (default {INTERVAL})",
+    )
+    notify_args(p)
+    p.add_argument(
+        "--otlp",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="URL",
+        help="push each transition (a log record) and the metrics to an OpenTelemetry "
+        "Collector over OTLP/HTTP at URL (e.g. http://localhost:4318; without URL: "
+        "$OTEL_EXPORTER_OTLP_ENDPOINT); needs pip install 'agentspool[otel]'",
+    )
+    p.add_argument(
+        "--metrics-max-runs",
+        type=_positive_int,
+        default=100,
+        metavar="N",
+        help="runs with their own series on /metrics at most, the longest waits first "
+        "(default: %(default)s)",
     )
     once = p.add_mutually_exclusive_group()
     once.add_argument(
@@ -1035,9 +1080,32 @@ def drift_warning(provider: str, run_id: str, chat: Chat) -> str:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
+    follower = _watch_follower(args)
+    try:
+        return _watch(args, follower)
+    finally:
+        if follower.notifier is not None:
+            follower.notifier.close()  # what is queued is sent before watch exits
+
+
+def _watch_follower(args: argparse.Namespace) -> watch.Follower:
     from agentspool.cli import watch
 
     follower = watch.Follower(args.runtime_dir, args.provider, args.state, interval=args.interval)
+    if args.notify:
+        from agentspool.serve.notify import Notifier
+
+        follower.notifier = Notifier(
+            args.notify,
+            kinds=args.notify_on,
+            remind_after=None if args.remind_after is None else args.remind_after * 60,
+        )
+    return follower
+
+
+def _watch(args: argparse.Namespace, follower: watch.Follower) -> int:
+    from agentspool.cli import watch
+
     warning = install_warning()
     if args.json or args.once or args.duration is not None or not watch.stdout_is_terminal():
         if warning:
@@ -1069,6 +1137,14 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
         os.killpg(os.getpgrp(), signal.SIGINT)  # raises KeyboardInterrupt here: exit 130
     return EXIT_OK
+
+
+def _wait_kinds(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in ("approval", "question", "turn")]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"not a list of approval, question, turn: {text!r}")
+    return kinds
 
 
 def _positive(text: str) -> float:
@@ -1561,6 +1637,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         cors_origins=args.cors_origin,
         event_window=args.event_window,
         interval=args.interval,
+        metrics_max_runs=args.metrics_max_runs,
+        otlp=args.otlp,
+        notify=args.notify,
+        notify_on=args.notify_on,
+        remind_after=None if args.remind_after is None else args.remind_after * 60,
     )
     return serve(config)
 
@@ -1585,6 +1666,16 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
         out += ["--event-window", str(args.event_window)]
     if args.interval != INTERVAL:
         out += ["--interval", f"{args.interval:g}"]
+    for url in args.notify:
+        out += ["--notify", url]
+    if args.notify and args.notify_on != ["approval", "question", "turn"]:
+        out += ["--notify-on", ",".join(args.notify_on)]
+    if args.remind_after is not None:
+        out += ["--remind-after", f"{args.remind_after:g}"]
+    if args.otlp is not None:
+        out += ["--otlp", args.otlp] if args.otlp else ["--otlp"]
+    if args.metrics_max_runs != 100:
+        out += ["--metrics-max-runs", str(args.metrics_max_runs)]
     return out
 
 

@@ -19,11 +19,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import agentspool
 import agentspool.follow
 from agentspool import RunChange, RunFollower, RunSummary
 from agentspool.cli._terminal import one_line
+
+if TYPE_CHECKING:
+    from agentspool.serve.notify import Notifier
 
 # The loop and its events are the public API's (``agentspool.RunFollower``), shared with
 # ``agentspool serve``; here: what only this command does with them.
@@ -40,6 +44,8 @@ class Follower(RunFollower):
     _children: list[threading.Thread] = field(default_factory=list)
     dropped: int = 0
     """``--on-wait`` commands not started: ``MAX_ON_WAIT`` were still running."""
+    notifier: Notifier | None = None
+    """``--notify``: told of every transition; it sends off this thread (ADR 0041)."""
 
     def on_wait(self, run: RunSummary, command: str) -> None:
         """Run ``command`` (a shell line) with the run's JSON on stdin, off the refresh
@@ -94,6 +100,10 @@ def notify(run: RunSummary) -> None:
 
 
 def _waits(follower: Follower, moved: list[Change], *, bell: bool, on_wait: str) -> None:
+    if follower.notifier is not None:
+        now = time.time()
+        for change in moved:
+            follower.notifier.observe(change.event(now))
     if follower.ticks <= 1:
         return  # already waiting when watch started: not news
     for change in moved:

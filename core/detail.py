@@ -70,7 +70,7 @@ from collections.abc import Iterable
 import msgspec
 
 from agentspool.core.seam import Message, Usage
-from agentspool.errors import DeltaParseError
+from agentspool.spool.errors import DeltaParseError
 
 __all__ = [
     "Parse",

@@ -45,7 +45,7 @@ import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal, NamedTuple, cast
+from typing import Literal, NamedTuple
 
 import msgspec
 
@@ -58,7 +58,6 @@ from agentspool.core.seam import (
     TranscriptFacts,
     TranscriptFile,
     TranscriptGoneError,
-    TranscriptHistory,
 )
 from agentspool.core.store import FileCursor, SessionStore, UsageParse
 from agentspool.spool.files import regular_fd
@@ -181,13 +180,13 @@ def _identity(st: Stat) -> tuple[int, int]:
 
 
 def _resumes(adapter: Adapter) -> bool:
-    return adapter.capabilities.resumes_transcripts
+    return adapter.history is not None
 
 
 class _WholeSession:
     """An adapter without resumable parsing: its ``read_session``, whole (``fresh``) —
     with its subagents' records where the adapter reads them with the session
-    (``read_session_with_subagents``): a CLI that keeps a subagent's conversation as a
+    (``discovery.read_session_with_subagents``): a CLI that keeps a subagent's conversation as a
     session of its own, not a file, has no file for the index to list."""
 
     fresh = True
@@ -203,9 +202,13 @@ class _WholeSession:
     def read(self, limit: int) -> list[Message]:
         if self.offset:
             return []
-        whole = getattr(self._adapter, "read_session_with_subagents", None)
-        read = whole if whole is not None else self._adapter.read_session
-        chat = read(self._session)
+        discovery = self._adapter.discovery
+        if discovery is not None:
+            chat = discovery.read_session_with_subagents(self._session)
+        else:
+            chat = self._adapter.read_chat(
+                self._session.session_id, "", self._session.transcript_path
+            )
         self.offset = max(self._size, 1)
         self.count = len(chat.messages)
         self._facts = TranscriptFacts(
@@ -257,8 +260,8 @@ def index_file(
         if verdict == "unchanged":
             return verdict, 0
         parse: ResumedParse | _WholeSession
-        if resumable or (_resumes(adapter) and file.whole):
-            history = cast(TranscriptHistory, adapter)
+        history = adapter.history
+        if history is not None and (resumable or file.whole):
             cursor = ingest.cursor
             if verdict == "appended" and cursor is not None:
                 parse = history.resume_transcript(path, cursor.offset, cursor.state)
@@ -308,7 +311,8 @@ def usage_parse(adapter: Adapter, path: str, chunk: int = CHUNK) -> UsageParse:
     kept (ADR 0043): the records that carry usage, with the ``seq`` the full parse gives
     them (it *is* the full parse, so every usage rule holds as it does there), the
     session's facts, its first prompt's title and its span. Memory follows the block."""
-    history = cast(TranscriptHistory, adapter)
+    history = adapter.history
+    assert history is not None  # the caller chose a file of an adapter that resumes
     with open(regular_fd(path), "rb", buffering=0) as fh:
         st = os.fstat(fh.fileno())
     parse = history.resume_transcript(path, 0, b"")
@@ -454,13 +458,13 @@ def _same_bytes(path: str, cursor: FileCursor) -> bool:
 
 
 def _discover(adapter: Adapter) -> list[tuple[TranscriptFile, Session | None]]:
-    if _resumes(adapter):
-        return [(f, None) for f in cast(TranscriptHistory, adapter).transcript_files()]
-    if adapter.capabilities.discovers_sessions:
+    if adapter.history is not None:
+        return [(f, None) for f in adapter.history.transcript_files()]
+    if adapter.discovery is not None:
         # A transcript that is no file of its own lives in the files its session watches.
         return [
             (TranscriptFile(path=s.transcript_path, within=_holders(s), version=s.version), s)
-            for s in adapter.sessions(0.0)
+            for s in adapter.discovery.sessions(0.0)
             if s.transcript_path
         ]
     return []

@@ -15,7 +15,7 @@ from importlib import resources
 import msgspec
 
 from agentspool.core.seam import Usage
-from agentspool.errors import SettingsError
+from agentspool.spool.errors import SettingsError
 
 __all__ = ["PRICES_FILE", "LongPrompt", "ModelPrice", "PriceTable", "load_prices"]
 

@@ -19,7 +19,7 @@ def read_run(
     adapter: Adapter,
     run_id: str,
     runtime_dir: str,
-    transcript_path: str,
+    transcript_path: str | None,
     *,
     ended: bool = False,
     lifecycle: Lifecycle | None = None,
@@ -40,11 +40,12 @@ def read_run(
             detail = f"the agent process {chat.pid} is gone"
             chat.evidence = [Evidence(source="core:lifecycle", detail=detail), *chat.evidence]
     else:
+        if transcript_path is None:  # located from its spool, then read without it
+            transcript_path = adapter.locate_transcript(run_id, runtime_dir)
         chat = adapter.read_chat(run_id, "", transcript_path)
         # An adapter that keeps live state per run (spool views) can let it go now.
-        release_run = getattr(adapter, "release_run", None)
-        if release_run is not None:
-            release_run(run_id)
+        if adapter.live_state is not None:
+            adapter.live_state.release_run(run_id)
         chat.state = "ended"
         chat.evidence = [Evidence(source="core:lifecycle", at=at, detail=detail), *chat.evidence]
     if life.declared is not None:
@@ -64,10 +65,15 @@ def read_run(
 def read_session(adapter: Adapter, session: Session, *, with_subagents: bool = False) -> Chat:
     """A session no run covers, from what its CLI keeps; ``ended`` once its process is
     gone (the same rule as ``read_run``). ``with_subagents``: the subagents' records too,
-    from their own files, where the adapter has ``read_session_with_subagents`` (the
-    seam's optional member; without it the session's own records alone)."""
-    read = getattr(adapter, "read_session_with_subagents", None) if with_subagents else None
-    chat = read(session) if read is not None else adapter.read_session(session)
+    from their own files. An adapter without the ``discovery`` part reads the session's
+    transcript alone."""
+    discovery = adapter.discovery
+    if discovery is None:
+        chat = adapter.read_chat(session.session_id, "", session.transcript_path)
+    elif with_subagents:
+        chat = discovery.read_session_with_subagents(session)
+    else:
+        chat = discovery.read_session(session)
     if chat.process == "gone":
         chat.state = "ended"
         detail = f"the agent process {chat.pid} is gone"

@@ -23,7 +23,7 @@ from agentspool.core.seam import (
     PendingDialog,
     TaskState,
 )
-from agentspool.errors import RuntimeDirError
+from agentspool.spool.errors import RuntimeDirError
 from agentspool.spool.files import regular_fd
 from agentspool.spool.layout import PROVIDER_FILE, private_dir_problem
 from agentspool.spool.write import run_id_problem

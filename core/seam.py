@@ -1,15 +1,42 @@
 """The adapter contract: everything a provider implements and everything a reader gets.
 
 Read this module to know the whole seam. A provider adapter is an object with the
-members of ``Adapter``; it is registered by name in ``registry.py`` and thereby enrolled
-in the shipped Tier-1 conformance suite (``agentspool.adapters.testing``).
+required core of ``Adapter`` and, for each thing it can do beyond reading a run, a typed
+part: an attribute that is either an object with that part's members or ``None``. The
+presence of a part is the capability, so callers ask ``adapter.installer is not None``,
+never ``getattr``; and because every part is declared here, mypy checks an adapter
+against all of it wherever it meets the ``Adapter`` type (the registry's table, an
+outside package's ``type[Adapter]`` line). ``Capabilities`` says the same in data, for
+printing and for the conformance suite, which checks the two agree.
+
+The parts:
+
+- ``installer`` (``Installer``): arms our hooks once in the CLI's own settings;
+  ``capabilities.install_scopes`` lists where.
+- ``trust_gate`` (``TrustGate``): the CLI runs hooks only once trusted
+  (``capabilities.hook_trust``); ``setup(trust="config")`` records the trust and
+  ``untrust`` takes it out. Without it ``setup`` refuses ``trust="config"``.
+- ``discovery`` (``SessionDiscovery``): finds the CLI's sessions from its own files, no
+  hooks armed (``capabilities.discovers_sessions``), and reads one, with its subagents.
+- ``session_files`` (``SessionFiles``): says whether a file is a transcript this CLI
+  wrote (``agentspool show <path>``, ADR 0027).
+- ``history`` (``TranscriptHistory``): lists every transcript file and resumes a parse
+  from a byte offset (``capabilities.resumes_transcripts``, ADR 0022).
+- ``lifecycle`` (``LifecycleCaller``): who runs ``agentspool lifecycle`` inside a run
+  (ADR 0019), so a subagent cannot declare its parent's task state.
+- ``hand_started`` (``HandStartedRuns``): names the hand-started run of the agent whose
+  command this is, from the CLI's own variables, when the process ancestry cannot.
+- ``live_state`` (``LiveState``): lets go of what the adapter keeps per run, once core
+  reads the run as ended.
 
 ``read_chat(run_id, runtime_dir, transcript_path) -> Chat``, the four rules every
 adapter keeps (ADR 0005):
 
 1. ``transcript_path == ""``: the transcript is not located yet. Live signals are still
    consulted (a dialog can be open before any transcript exists); otherwise the result
-   is an idle, empty chat, never an error.
+   is an idle, empty chat, never an error. ``transcript_path=None``: the one the run's
+   own evidence locates, as ``locate_transcript`` would, within the same read (one look
+   at the spool for both).
 2. A non-empty ``transcript_path`` that does not exist raises ``TranscriptGoneError``.
 3. ``runtime_dir == ""``: live signals are off and the read is transcript-only. Ended
    runs are read this way, so spool residue never contaminates a terminal state.
@@ -29,51 +56,55 @@ do not know, with the CLI version the transcript names: never fatal, never silen
 - ``question``    a dialog is open (question form, plan approval); ``pending_dialog``
 - ``ended``       the run reached a terminal outcome; set by core, never by an adapter
 
-Capabilities, not names: tests and core branch on ``Adapter.capabilities``.
+Capabilities, not names: tests and core branch on parts and ``Adapter.capabilities``.
 
-Optional members (looked up with ``getattr``; an adapter without them loses only that):
-``release_run(run_id)`` lets go of what it keeps per run; ``lifecycle_caller(run_id,
-runtime_dir, pid, environ) -> str | None`` says who runs ``agentspool lifecycle`` as
-process ``pid`` with ``environ`` in the run — the subagent's id, ``""`` for the main
-agent, ``None`` when its evidence cannot tell — so a subagent cannot declare its
-parent's task state; ``own_run(runtime_dir, environ) -> list[str]`` names the
-hand-started run of the agent whose command has ``environ``, from the CLI's own
-variables, when the process ancestry cannot (ADR 0019).
+Reading one session whole (``SessionDiscovery.read_session_with_subagents``, ADR 0027)
+is ``read_session`` whose ``messages`` also hold every subagent's records, from where
+the CLI keeps each subagent's conversation (a file of its own, or a session of its own)
+— the session's own records first, then each subagent's, every subagent's group opened
+by a ``subagent`` link record whose ``parent_id`` is the spawning tool call (the one the
+session's own stream holds, else one the adapter adds from the CLI's files), ``seq``
+1…n over the whole, ``usage`` summed. ``(agent_id, id)`` is unique in it. It is for a
+reading of the whole session at once: a subagent's records come after the session's
+own, so the ``seq`` of a subagent's record moves as the session's own transcript grows.
+The history index stores a session so when its adapter has no ``history`` part (it
+re-reads the whole session anyway, and a subagent kept as a session has no file to
+list).
 
-Two more optional members serve reading one session whole (``agentspool show``, ADR
-0027): ``session_at(path) -> Session | None`` says whether the file at ``path`` is a
-transcript this CLI wrote, and which session it holds (``None``: not this CLI's);
-``read_session_with_subagents(session) -> Chat`` is ``read_session`` whose ``messages``
-also hold every subagent's records, from where the CLI keeps each subagent's
-conversation (a file of its own, or a session of its own) — the session's own
-records first, then each subagent's, every subagent's group opened by a ``subagent``
-link record whose ``parent_id`` is the spawning tool call (the one the session's own
-stream holds, else one the adapter adds from the CLI's files), ``seq`` 1…n over the
-whole, ``usage`` summed. ``(agent_id, id)`` is unique in it. It is for a reading of the
-whole session at once: a subagent's records come after the session's own, so the
-``seq`` of a subagent's record moves as the session's own transcript grows. The history
-index stores a session so when its adapter does not resume transcripts (it re-reads the
-whole session anyway, and a subagent kept as a session has no file to list).
-
-Resumable transcript parsing (``capabilities.resumes_transcripts``; ADR 0022): the
-adapter is also a ``TranscriptHistory``. It lists every transcript file its CLI keeps on
-this machine (``transcript_files``) and parses one from a byte offset with a state it
-handed out before (``resume_transcript``), so the history index (``core/history.py``)
-pays for what a file gained, not for the file. An adapter without it is indexed through
-``sessions(0.0)`` and ``read_session``, re-read whole whenever its file changes.
+Resumable transcript parsing (the ``history`` part; ADR 0022): the adapter lists every
+transcript file its CLI keeps on this machine (``transcript_files``) and parses one
+from a byte offset with a state it handed out before (``resume_transcript``), so the
+history index (``core/history.py``) pays for what a file gained, not for the file. An
+adapter without it is indexed through ``discovery.sessions(0.0)`` and ``read_session``,
+re-read whole whenever its file changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from collections.abc import Mapping
+from typing import ClassVar, Literal, Protocol
 
 import msgspec
 
-from agentspool.errors import TranscriptGoneError
-
-if TYPE_CHECKING:  # sweeping is rare; its module (shutil, dataclasses) is not read-path cost
-    from agentspool.spool.sweep import SweepReport
+from agentspool.core.chat import (
+    Activity,
+    Chat,
+    ChatState,
+    DialogOption,
+    DialogQuestion,
+    Drift,
+    Evidence,
+    Message,
+    MessageKind,
+    PendingApproval,
+    PendingDialog,
+    ProcessState,
+    SourceDrift,
+    TaskState,
+    Usage,
+    Visibility,
+)
+from agentspool.spool.errors import TranscriptGoneError
 
 __all__ = [
     "Activity",
@@ -85,15 +116,23 @@ __all__ = [
     "DialogQuestion",
     "Drift",
     "Evidence",
+    "HandStartedRuns",
     "InstallReport",
     "InstallScope",
     "InstalledFile",
+    "InstalledHook",
+    "Installer",
+    "LifecycleCaller",
+    "LiveState",
     "Message",
+    "MessageKind",
     "PendingApproval",
     "PendingDialog",
     "ProcessState",
     "ResumedParse",
     "Session",
+    "SessionDiscovery",
+    "SessionFiles",
     "SourceDrift",
     "Spawn",
     "TaskState",
@@ -102,16 +141,12 @@ __all__ = [
     "TranscriptGoneError",
     "TranscriptHistory",
     "Trust",
+    "TrustGate",
     "Usage",
     "Visibility",
 ]
 
-ChatState = Literal["idle", "working", "needs_input", "question", "ended"]
-Activity = Literal["unknown", "working", "needs_input", "idle"]
-TaskState = Literal["active", "blocked", "done"]
-Visibility = Literal["visible", "inactive", "hidden"]
 Trust = Literal["bypass", "config"]
-ProcessState = Literal["unknown", "alive", "gone"]
 InstallScope = Literal["user", "project"]
 
 
@@ -204,232 +239,10 @@ class InstallReport(msgspec.Struct, frozen=True, kw_only=True):
         return any(f.action != "unchanged" for f in self.files)
 
 
-class DialogOption(msgspec.Struct, frozen=True, kw_only=True):
-    label: str
-    description: str = ""
-
-
-class DialogQuestion(msgspec.Struct, frozen=True, kw_only=True):
-    prompt: str
-    header: str = ""
-    options: list[DialogOption] = []
-    multi_select: bool = False
-
-
-class PendingDialog(msgspec.Struct, frozen=True, kw_only=True):
-    """An open dialog the operator must answer (not a permission prompt)."""
-
-    kind: Literal["question", "plan_approval"]
-    tool_use_id: str = ""
-    prompt: str = ""
-    """The first (often only) question's text, or the plan for ``plan_approval``."""
-    options: list[DialogOption] = []
-    multi_select: bool = False
-    questions: list[DialogQuestion] = []
-    """Every question of a multi-question form, in order."""
-
-
-class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
-    """An open permission/approval prompt for one tool call."""
-
-    tool_name: str
-    tool_input: dict[str, Any] = {}
-    tool_use_id: str = ""
-    agent_id: str = ""
-    """Set when a subagent asked (the provider's subagent id)."""
-
-
-class Usage(msgspec.Struct, kw_only=True, gc=False):
-    """Token usage, normalized: cached input is folded into ``input_tokens``."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    """How much of ``input_tokens`` was read from the cache (already included there)."""
-    reasoning_tokens: int = 0
-    cache_write_tokens: int = 0
-    """How much of ``input_tokens`` was written to the cache (already included there;
-    Claude's ``cache_creation_input_tokens``, priced apart from plain input). The input
-    neither read from nor written to the cache is ``input_tokens - cached_input_tokens -
-    cache_write_tokens``."""
-
-    def add(self, other: Usage) -> None:
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cached_input_tokens += other.cached_input_tokens
-        self.reasoning_tokens += other.reasoning_tokens
-        self.cache_write_tokens += other.cache_write_tokens
-
-
-class Evidence(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """Which signal decided a state, and when (what ``agentspool explain`` prints)."""
-
-    source: str
-    """``<channel>:<signal>``, e.g. ``hook:PermissionRequest``, ``transcript:tool_result``."""
-    at: float = 0.0
-    """Evidence time, seconds since the epoch (0 when the signal carries none)."""
-    detail: str = ""
-
-
-MessageKind = Literal[
-    "text",
-    "tool_call",
-    "tool_result",
-    "thinking",
-    "summary",
-    "interrupt",
-    "error",
-    "subagent",
-    "compaction",
-]
-
-
-class Message(msgspec.Struct, kw_only=True, gc=False):
-    """One canonical transcript record, as every adapter emits it.
-
-    ``seq`` is assigned in stream order and is stable across re-parses of a growing
-    transcript: a record keeps its ``seq`` however often the file is read again.
-
-    Plain data, never tracked by the cycle collector (``gc=False``, like ``Usage``,
-    ``Evidence`` and the events): a long read builds tens of thousands, and tracking
-    them made collections a fifth of a cold read (ADR 0009). Never put one in a
-    reference cycle: it would not be freed.
-    """
-
-    seq: int = 0
-    id: str
-    """Stable, unique within the transcript identity (provider uuid, call id, …)."""
-    kind: MessageKind
-    role: Literal["user", "assistant", "system", "tool"]
-    text: str = ""
-    timestamp: str = ""
-    visibility: Visibility = "visible"
-    is_meta: bool = False
-    tool_name: str = ""
-    tool_use_id: str = ""
-    tool_input: dict[str, Any] | None = None
-    presentation: str = ""
-    """A tool call's presentation class: shell, edit, read, search, web, agent, question,
-    plan, todo, mcp, other."""
-    is_error: bool = False
-    parent_id: str = ""
-    """Parent record (provider tree) or, for a subagent's records, the spawning tool call."""
-    agent_id: str = ""
-    """Set on records that belong to a subagent/sidechain."""
-    usage: Usage | None = None
-    message_id: str = ""
-    """The provider's API message/response id (the usage dedup key)."""
-    model: str = ""
-    """The model the transcript names for this record (set on records that carry
-    ``usage`` at least; what prices it)."""
-
-
-class SourceDrift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """What one evidence source held that its parser does not know (ADR 0014)."""
-
-    unknown_types: dict[str, int] = {}
-    """Record type not known to the parser → how many records of it (e.g.
-    ``"event_msg:new_event": 3``; ``<type>:<kind>`` where a type has kinds)."""
-    unknown_fields: list[str] = []
-    """``<record type>.<field>`` of fields not known to the parser, sorted, each once. Only
-    the first record of each type is checked (a field first seen later is not listed)."""
-    corrupt: int = 0
-    """Records that could not be read at all (not JSON, or a known field of a new type)."""
-
-    def __bool__(self) -> bool:
-        return bool(self.unknown_types or self.unknown_fields or self.corrupt)
-
-    def describe(self) -> str:
-        """One clause: ``3 records of unknown type (foo x3), 1 unknown field (a.b)``."""
-        parts = []
-        if self.unknown_types:
-            count = sum(self.unknown_types.values())
-            kinds = _some(f"{name} x{n}" for name, n in sorted(self.unknown_types.items()))
-            parts.append(f"{count} record{'s' * (count != 1)} of unknown type ({kinds})")
-        if self.unknown_fields:
-            count = len(self.unknown_fields)
-            parts.append(
-                f"{count} unknown field{'s' * (count != 1)} ({_some(self.unknown_fields)})"
-            )
-        if self.corrupt:
-            parts.append(f"{self.corrupt} unreadable record{'s' * (self.corrupt != 1)}")
-        return ", ".join(parts)
-
-
-def _some(names: Iterable[str], shown: int = 5) -> str:
-    """The first few names, printable: they come from the evidence, not from us."""
-    names = list(names)
-    text = ", ".join(names[:shown]) + (
-        f", +{len(names) - shown} more" if len(names) > shown else ""
-    )
-    return "".join(c if c.isprintable() else "?" for c in text)
-
-
-class Drift(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """Schema drift per evidence source, and the CLI version the transcript names.
-
-    The CLIs ship a release a day: records and fields a parser does not know are never
-    fatal, but they are not silent either (``agentspool read`` warns on one line).
-    Counted over everything read so far, so it is the same on every re-read of the same
-    evidence, however it was read (ADR 0014)."""
-
-    cli_version: str = ""
-    """The CLI's version as its transcript states it (``""`` when it states none)."""
-    transcript: SourceDrift = msgspec.field(default_factory=SourceDrift)
-    spool: SourceDrift = msgspec.field(default_factory=SourceDrift)
-    """The hook payloads."""
-    native: SourceDrift = msgspec.field(default_factory=SourceDrift)
-    """The status file the CLI itself keeps, as of this read."""
-
-    def __bool__(self) -> bool:
-        return bool(self.transcript or self.spool or self.native)
-
-    def describe(self) -> str:
-        """``transcript: …; spool: …`` for each source with drift (``""`` with none)."""
-        return "; ".join(
-            f"{name}: {source.describe()}"
-            for name, source in (
-                ("transcript", self.transcript),
-                ("spool", self.spool),
-                ("native status", self.native),
-            )
-            if source
-        )
-
-
-class Chat(msgspec.Struct, kw_only=True):
-    state: ChatState = "idle"
-    activity: Activity = "unknown"
-    task_state: TaskState = "active"
-    task_reason: str = ""
-    """Why the task is ``blocked`` (a declaration's reason); ``""`` otherwise."""
-    pending_dialog: PendingDialog | None = None
-    pending_approval: PendingApproval | None = None
-    messages: list[Message] = []
-    transcript_id: str = ""
-    transcript_path: str = ""
-    title: str = ""
-    """The session's title as the CLI keeps it (one it generated, or one the user gave);
-    ``""`` when the transcript names none."""
-    usage: Usage = msgspec.field(default_factory=Usage)
-    evidence: list[Evidence] = []
-    """The signals behind ``state``, most decisive first."""
-    drift: Drift = msgspec.field(default_factory=Drift)
-    """Records and fields the adapter's parsers do not know, per source (ADR 0014)."""
-    cwd: str = ""
-    """The agent's working directory, as its evidence names it (``""``: not named)."""
-    pid: int = 0
-    """The agent process, as its evidence names it (0: not named)."""
-    process: ProcessState = "unknown"
-    """Whether that process still runs (checked against its start time, so a reused pid
-    reads ``gone``). ``gone`` is terminal: core then reads the run as ``ended``."""
-    task_declared: bool = False
-    """Whether the run's ledger holds a task declaration (``task_state`` is otherwise the
-    default, ``active``, that nobody said); set by core, never by an adapter."""
-
-
 class Adapter(Protocol):
-    """A provider adapter. Implementations are plain classes; nothing to inherit."""
+    """A provider adapter: the required core, and one attribute per optional part
+    (``None``: the adapter has no such part). Implementations are classes; the
+    spool-backed ones share ``agentspool.adapters.common.spooled.SpoolBackedAdapter``."""
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]
@@ -437,7 +250,7 @@ class Adapter(Protocol):
     """The agent CLI's command name as found on ``PATH`` (``agentspool run`` spawns it);
     ``""`` for an adapter whose agent is not a command."""
 
-    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
+    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str | None) -> Chat:
         """Compose the run's state and conversation (module docstring: the four rules)."""
         ...
 
@@ -455,44 +268,106 @@ class Adapter(Protocol):
     ) -> Spawn:
         """Render per-run hook settings into the run dir; return what to add to the spawn.
 
-        ``trust``/``config_home`` matter only with ``capabilities.hook_trust``; an adapter
-        without a trust gate refuses ``trust="config"`` (``UnsupportedError``).
+        ``trust``/``config_home`` matter only with a ``trust_gate``; an adapter without
+        one refuses ``trust="config"`` (``UnsupportedError``).
         """
-        ...
-
-    def untrust(self, config_home: str | None = None) -> bool:
-        """Remove the trust ``setup(trust="config")`` recorded; False if there was none."""
-        ...
-
-    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        """Arm our hooks once, in the CLI's own settings, for every run (a scope listed
-        in ``capabilities.install_scopes``). ``directory``: the CLI's config dir for
-        ``user`` (default: where the CLI looks), the project dir for ``project``
-        (default: the cwd). Merges, never overwrites; installing again changes nothing."""
-        ...
-
-    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        """Remove exactly what ``install`` added (found by our hook command)."""
-        ...
-
-    def sessions(self, since: float) -> list[Session]:
-        """Sessions the CLI's own files show: every one whose process is alive, and
-        those whose transcript changed at or after ``since`` (epoch seconds). ``[]``
-        without ``capabilities.discovers_sessions``."""
-        ...
-
-    def read_session(self, session: Session) -> Chat:
-        """A session's state from what the CLI itself keeps (transcript, native status),
-        for a session no hook spool covers. Raises ``TranscriptGoneError`` as
-        ``read_chat`` does."""
         ...
 
     def spool_sig(self, run_id: str, runtime_dir: str) -> str:
         """Cheap stat-only digest that changes whenever the run's live evidence changes."""
         ...
 
-    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False) -> SweepReport:
-        """Remove spools of runs outside ``keep`` (delegates to ``spool.sweep``)."""
+    @property
+    def installer(self) -> Installer | None: ...
+    @property
+    def trust_gate(self) -> TrustGate | None: ...
+    @property
+    def discovery(self) -> SessionDiscovery | None: ...
+    @property
+    def session_files(self) -> SessionFiles | None: ...
+    @property
+    def history(self) -> TranscriptHistory | None: ...
+    @property
+    def lifecycle(self) -> LifecycleCaller | None: ...
+    @property
+    def hand_started(self) -> HandStartedRuns | None: ...
+    @property
+    def live_state(self) -> LiveState | None: ...
+
+
+class Installer(Protocol):
+    """Arms our hooks once, in the CLI's own settings, for every run."""
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        """Arm them at a scope listed in ``capabilities.install_scopes``. ``directory``:
+        the CLI's config dir for ``user`` (default: where the CLI looks), the project dir
+        for ``project`` (default: the cwd). Merges, never overwrites; installing again
+        changes nothing."""
+        ...
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        """Remove exactly what ``install`` added (found by our hook command)."""
+        ...
+
+    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
+        """The hooks ``install`` put in the user's settings (under ``directory``, default
+        where the CLI looks), as they are there now (``agentspool doctor``)."""
+        ...
+
+
+class TrustGate(Protocol):
+    """The trust ``setup(trust="config")`` records in the CLI's config."""
+
+    def untrust(self, config_home: str | None = None) -> bool:
+        """Remove the trust ``setup(trust="config")`` recorded; False if there was none."""
+        ...
+
+
+class SessionDiscovery(Protocol):
+    """Sessions from the CLI's own files, for runs no hook spool covers."""
+
+    def sessions(self, since: float) -> list[Session]:
+        """Every session whose process is alive, and those whose transcript changed at or
+        after ``since`` (epoch seconds)."""
+        ...
+
+    def read_session(self, session: Session) -> Chat:
+        """A session's state from what the CLI itself keeps (transcript, native status).
+        Raises ``TranscriptGoneError`` as ``read_chat`` does."""
+        ...
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session`` with every subagent's records (module docstring)."""
+        ...
+
+
+class SessionFiles(Protocol):
+    def session_at(self, path: str) -> Session | None:
+        """Whether the file at ``path`` is a transcript this CLI wrote, and which session
+        it holds (``None``: not this CLI's)."""
+        ...
+
+
+class LifecycleCaller(Protocol):
+    def lifecycle_caller(
+        self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
+    ) -> str | None:
+        """Who runs ``agentspool lifecycle`` as process ``pid`` with ``environ`` in the
+        run: the subagent's id, ``""`` for the main agent, ``None`` when its evidence
+        cannot tell (ADR 0019)."""
+        ...
+
+
+class HandStartedRuns(Protocol):
+    def own_run(self, runtime_dir: str, environ: Mapping[str, str]) -> list[str]:
+        """The hand-started run of the agent whose command has ``environ``, from the
+        CLI's own variables (a sandbox can hide the agent process from its commands)."""
+        ...
+
+
+class LiveState(Protocol):
+    def release_run(self, run_id: str, runtime_dir: str | None = None) -> None:
+        """Let go of what the adapter keeps for the run (in ``runtime_dir``, or in all)."""
         ...
 
 
@@ -560,7 +435,7 @@ class ResumedParse(Protocol):
 
 
 class TranscriptHistory(Protocol):
-    """What an adapter with ``capabilities.resumes_transcripts`` also has (ADR 0022)."""
+    """The ``history`` part (``capabilities.resumes_transcripts``; ADR 0022)."""
 
     def transcript_files(self) -> list[TranscriptFile]:
         """Every transcript file of the CLI on this machine, subagents' files included,

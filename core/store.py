@@ -58,7 +58,7 @@ import msgspec
 
 from agentspool.core.runs import TITLE_CHARS, prompt_title
 from agentspool.core.seam import Message, TranscriptFacts, Usage
-from agentspool.errors import StoreError
+from agentspool.spool.errors import StoreError
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -47,14 +47,16 @@ def serve(config: ServeConfig, *, announce: Any = None) -> int:
 
     from agentspool import RunFollower
     from agentspool.serve.app import build_app
+    from agentspool.serve.fleet import Fleet
     from agentspool.serve.hub import TransitionHub
 
     sock = _bind(config.host, config.port)
     config.port = sock.getsockname()[1]
     follower = RunFollower(config.runtime_dir, interval=config.interval)
     hub = TransitionHub(follower, window=config.event_window)
+    fleet = Fleet.attach(config, hub)
     hub.start()
-    app = build_app(config, hub)
+    app = build_app(config, hub, fleet)
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
@@ -83,6 +85,7 @@ def serve(config: ServeConfig, *, announce: Any = None) -> int:
         server.run(sockets=[sock])
     finally:
         hub.close()
+        fleet.close()
         sock.close()
     return 0
 

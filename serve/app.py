@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.routing import BaseRoute
 
+    from agentspool.serve.fleet import Fleet
+
 KEEPALIVE = 15.0
 """Seconds between comment lines on an idle event stream (proxies close silent ones)."""
 RETRY_MS = 1000
@@ -63,6 +65,16 @@ class ServeConfig:
     cors_origins: list[str] = field(default_factory=list)
     event_window: int = 4096
     interval: float = 0.5
+    metrics_max_runs: int = 100
+    """Runs with per-run series on ``/metrics`` at most (ADR 0041)."""
+    otlp: str | None = None
+    """``--otlp``: the Collector's base URL (``""``: from ``OTEL_EXPORTER_OTLP_*``);
+    ``None``: no push."""
+    notify: list[str] = field(default_factory=list)
+    """apprise URLs told when a run starts waiting on you."""
+    notify_on: list[str] = field(default_factory=lambda: ["approval", "question", "turn"])
+    remind_after: float | None = None
+    """Seconds after which a wait still open is notified once more."""
 
 
 class ApiError(Exception):
@@ -168,9 +180,10 @@ def quiet_chat(chat: Chat) -> Chat:
 class Api:
     """The endpoints, over one hub and one configuration."""
 
-    def __init__(self, config: ServeConfig, hub: TransitionHub) -> None:
+    def __init__(self, config: ServeConfig, hub: TransitionHub, fleet: Fleet | None) -> None:
         self.config = config
         self.hub = hub
+        self.fleet = fleet
         self.document = encode(openapi(conversations=config.conversations))
         self.info = ServerInfo(
             version=agentspool.__version__,
@@ -326,6 +339,15 @@ class Api:
         event = published.event if self.config.conversations else quiet_run(published.event)
         return _sse("transition", encode(event), self.hub.event_id(published.seq))
 
+    def metrics(self, request: Request) -> Response:
+        """Prometheus's text format (ADR 0041); states and usage, never message text."""
+        from starlette.responses import Response
+
+        if self.fleet is None:
+            raise ApiError(404, "no metrics: this server was built without them", EXIT_ERROR)
+        body, content_type = self.fleet.metrics.exposition()
+        return Response(body, media_type=content_type)
+
     def page(self, request: Request) -> Response:
         return _static("index.html", "text/html; charset=utf-8")
 
@@ -367,17 +389,18 @@ class Api:
             get(f"{API}/usage", self.usage),
             get(f"{API}/search", self.search),
             Route(f"{API}/events", self.events, methods=["GET"]),
+            get("/metrics", self.metrics),
         ]
 
 
-def build_app(config: ServeConfig, hub: TransitionHub) -> Starlette:
+def build_app(config: ServeConfig, hub: TransitionHub, fleet: Fleet | None = None) -> Starlette:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.cors import CORSMiddleware
 
     from agentspool.serve.security import Guard, host_names
 
-    api = Api(config, hub)
+    api = Api(config, hub, fleet)
     # Outermost first: the Host check and the token come before anything, CORS headers
     # only for the origins asked for (none: no CORS at all).
     middleware = [Middleware(Guard, hosts=host_names(config.host, config.port), token=config.token)]

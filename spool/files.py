@@ -7,7 +7,7 @@ import stat
 from collections.abc import Callable
 from io import BufferedReader
 
-from agentspool.errors import NotRegularFileError
+from agentspool.spool.errors import NotRegularFileError
 
 # Opening a FIFO for reading blocks until a writer comes; O_NONBLOCK returns at once, and
 # the fstat that follows turns away anything but a regular file (ADR 0037).

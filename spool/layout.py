@@ -16,8 +16,8 @@ import errno
 import os
 import stat
 
-from agentspool.errors import RunIdError, RuntimeDirError
 from agentspool.spool import write
+from agentspool.spool.errors import RunIdError, RuntimeDirError
 from agentspool.spool.write import SWEEP_MARK, run_id_problem
 
 SWEEP_LOCK = ".sweep.lock"
@@ -25,6 +25,9 @@ DEFAULT_MIN_IDLE = 600.0
 """The sweep never removes a run whose spool was written this recently (seconds)."""
 TRASH_PREFIX = ".trash-"
 PROVIDER_FILE = write.PROVIDER_FILE
+HOOK_FAILURES = "hook-failures.log"
+"""In the runtime dir: one line per hook that could not run agentspool's hook at all
+(the hook command's bootstrap writes it, ``agentspool doctor`` reads it)."""
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -131,7 +134,13 @@ def open_run_dir_to_read(runtime_dir: str, run_id: str) -> int | None:
     another in between cannot substitute it. Creates and repairs nothing: a reader that
     tightened a mode would bless whatever was planted while it was loose.
     """
-    check_run_id(run_id)
+    return open_checked_run_dir(runtime_dir, check_run_id(run_id))
+
+
+def open_checked_run_dir(runtime_dir: str, run_id: str) -> int | None:
+    """``open_run_dir_to_read`` for a ``run_id`` its caller has already checked
+    (``check_run_id``): a reader that opens the same run dir at every refresh checks
+    the name once."""
     # A trailing slash would make the kernel follow a symlinked runtime dir.
     root = _open_checked(
         runtime_dir.rstrip("/") or ("/" if runtime_dir else "."), None, runtime_dir, ""

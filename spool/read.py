@@ -15,8 +15,8 @@ import os
 import stat
 from typing import NamedTuple
 
-from agentspool.errors import RuntimeDirError
-from agentspool.spool.layout import foreign_write_problem, open_run_dir_to_read
+from agentspool.spool.errors import RuntimeDirError
+from agentspool.spool.layout import check_run_id, foreign_write_problem, open_checked_run_dir
 from agentspool.spool.write import EVENTS_FILE, MAGIC
 
 _FIELDS = 10  # "AS1" + nine fields; see the spool package docstring
@@ -144,7 +144,9 @@ class SpoolReader:
     """
 
     def __init__(self, run_dir: str, name: str = EVENTS_FILE) -> None:
+        # The name is checked once, here: it is the same at every ``read()``.
         self.runtime_dir, self.run_id = os.path.split(run_dir)
+        check_run_id(self.run_id)
         self.name = name
         self.offset = 0
         self.damaged = 0
@@ -152,7 +154,7 @@ class SpoolReader:
         self._head = b""
 
     def _open(self) -> int | None:
-        dir_fd = open_run_dir_to_read(self.runtime_dir, self.run_id)
+        dir_fd = open_checked_run_dir(self.runtime_dir, self.run_id)
         if dir_fd is None:
             return None
         try:

@@ -20,7 +20,7 @@ import os
 import stat
 from collections.abc import Iterable
 
-from agentspool.errors import RuntimeDirError
+from agentspool.spool.errors import RuntimeDirError
 from agentspool.spool.layout import DIR_FLAGS, foreign_write_problem, open_run_dir_to_read
 from agentspool.spool.write import EVENTS_FILE, LEDGER_FILE, run_id_problem
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import agentspool
+from agentspool.adapters.common.commands import HOOK_FAILURES, package_root
 from agentspool.cli.main import main
-from agentspool.spool.commands import HOOK_FAILURES, package_root
 
 
 def _doctor(capsys, *more: str) -> tuple[int, list[dict]]:
@@ -143,7 +143,7 @@ def test_a_world_writable_runtime_dir_is_broken(tmp_path, capsys, monkeypatch) -
 
 def test_the_compatibility_table_is_the_readmes() -> None:
     """doctor's tested versions are the README's compatibility table, oldest to newest."""
-    from agentspool.doctor import TESTED
+    from agentspool.diagnosis import TESTED
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     block = readme.split("<!-- compat:begin -->")[1].split("<!-- compat:end -->")[0]

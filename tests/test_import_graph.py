@@ -1,7 +1,10 @@
 """Imports flow one way (ADR 0012): ``hooks → spool``; ``adapters → core → spool``; the
 public API → core and the registry; ``cli →`` the public API (and ``serve``, inside its
-command); ``serve →`` the public API. ``agentspool.errors`` (the standard-library-only
-exception tree) is importable from everywhere.
+command); ``serve →`` the public API. The exception tree (standard library only) lives at
+the bottom, ``agentspool.spool.errors``, importable from every layer below the facade;
+``cli`` and ``serve`` take it from the public API (``agentspool.errors``). No layer below
+the facade imports the facade (``agentspool``, ``agentspool.errors``): a planted
+``from agentspool import read_chat`` is caught in each.
 
 The graph is read from the source with ``ast`` — every import, including those inside
 functions and ``TYPE_CHECKING`` blocks — so a lazy back-import is caught too. A second
@@ -30,8 +33,12 @@ FOLDERS = {
     "serve": "agentspool.serve",
     "api": "agentspool",
 }
-ERRORS = "agentspool.errors"
-# What each layer may import of agentspool (module prefixes), beyond itself and ERRORS.
+ERRORS = "agentspool.spool.errors"
+FACADE = "agentspool"  # the package itself: the public API's names
+PUBLIC_ERRORS = "agentspool.errors"  # the facade's name for the exception tree
+BELOW_THE_FACADE = ("hooks", "spool", "core", "adapters")
+# What each layer may import of agentspool (module prefixes), beyond itself (and, below
+# the facade, ERRORS).
 ALLOWED: dict[str, tuple[str, ...]] = {
     "hooks": ("agentspool.spool.write",),
     "spool": (),
@@ -39,8 +46,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "adapters": ("agentspool.core", "agentspool.spool"),
     "api": ("agentspool.core", "agentspool.adapters.registry", "agentspool.spool"),
     # the public API's modules; serve only lazily, inside its command
-    "cli": ("agentspool.api", "agentspool.follow", "agentspool.serve"),
-    "serve": ("agentspool.api", "agentspool.follow"),
+    "cli": (PUBLIC_ERRORS, "agentspool.api", "agentspool.follow", "agentspool.serve"),
+    "serve": (PUBLIC_ERRORS, "agentspool.api", "agentspool.follow"),
 }
 
 
@@ -81,8 +88,11 @@ def _layer_of(module: str) -> str:
 
 
 def _allowed(folder: str, module: str) -> bool:
-    if module in ("agentspool", ERRORS) or module.startswith(ERRORS + "."):
-        return True
+    if folder in BELOW_THE_FACADE:
+        if module == ERRORS:
+            return True
+    elif module == FACADE:
+        return True  # the public API, from the facade and the layers above it
     own = FOLDERS[folder]
     if folder == "api":
         if _layer_of(module) == "api":
@@ -119,6 +129,13 @@ def test_imports_flow_one_way() -> None:
         ("cli", "main.py", "from agentspool.adapters.claude_code import ClaudeCode\n"),
         ("serve", "app.py", "from agentspool.core import runs\n"),
         ("api", "follow.py", "def f():\n    from agentspool.serve import app\n"),
+        # the facade, from each layer below it
+        ("spool", "read.py", "from agentspool import read_chat\n"),
+        ("core", "reducer.py", "from agentspool import read_chat\n"),
+        ("hooks", "_entry.py", "def f():\n    from agentspool import read_chat\n"),
+        ("adapters", "registry.py", "from agentspool import read_chat\n"),
+        ("adapters", "common/commands.py", "import agentspool\n"),
+        ("core", "seam.py", "from agentspool.errors import TranscriptGoneError\n"),
     ],
 )
 def test_a_planted_back_import_is_caught(

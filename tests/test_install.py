@@ -26,9 +26,8 @@ from agentspool.adapters.claude_code import _install as claude_install
 from agentspool.adapters.codex import _install as codex_install
 from agentspool.adapters.codex._lifecycle import events as codex_events
 from agentspool.adapters.codex._lifecycle import snake, trusted_hash
-from agentspool.adapters.common import install
+from agentspool.adapters.common import commands, install
 from agentspool.adapters.gemini_cli import _install as gemini_install
-from agentspool.spool import commands
 
 CORPUS = Path(__file__).parent / "install_corpus"
 CLAUDE_CASES = sorted(p.name for p in (CORPUS / "claude-code").iterdir())

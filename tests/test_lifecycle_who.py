@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import agentspool
+from agentspool.adapters.common.commands import hook_argv
 from agentspool.core import ledger
-from agentspool.spool.commands import hook_argv
 
 AGENT = textwrap.dedent(
     """\

@@ -59,7 +59,7 @@ def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_outside_adapter_is_listed_by_the_cli(venv_python: Path, tmp_path: Path) -> None:
     proc = _run([str(venv_python), "-m", "agentspool.cli.main", "setup", "--help"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    listed = sorted([*agentspool.providers(), "linelog"])  # gemini-cli, opencode: entry points too
+    listed = sorted([*agentspool.providers(), "linelog"])  # the built-ins, and the one from outside
     assert "{" + ",".join(listed) + "}" in proc.stdout
     proc = _run(
         [

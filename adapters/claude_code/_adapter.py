@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -41,30 +41,28 @@ from agentspool.adapters.claude_code._transcript import (
     dialog_for,
 )
 from agentspool.adapters.common import declarer
+from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.resume import ResumedFile
-from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.spooled import (
+    ITSELF,
+    Live,
+    RunHandle,
+    SpoolBackedAdapter,
+    TranscriptView,
+)
 from agentspool.adapters.common.subagents import link_record, with_subagents
-from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
-from agentspool.core.merge import EventMerger
 from agentspool.core.proc import process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Drift,
-    InstalledHook,
-    InstallReport,
-    InstallScope,
-    ProcessState,
+    Installer,
     Session,
-    SourceDrift,
     Spawn,
     TranscriptFile,
-    TranscriptHistory,
     Trust,
 )
-from agentspool.errors import TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
@@ -72,8 +70,8 @@ from agentspool.spool.read import SpoolReader
 class _SpoolView:
     """One run's spool, read incrementally; every record translated once, kept as events."""
 
-    def __init__(self, run_id: str, runtime_dir: str) -> None:
-        self.reader = SpoolReader(run_dir(runtime_dir, run_id))
+    def __init__(self, run_dir: str) -> None:
+        self.reader = SpoolReader(run_dir)
         self.translator = _signals.HookTranslator()
         self.events: list[Event] = []
 
@@ -111,7 +109,12 @@ def _complete(
     )
 
 
-class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
+class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
+    """The declaration: hook records through ``_signals.HookTranslator``, the transcript
+    through ``TranscriptParser``, native status through ``_signals.read_native``, hooks
+    armed by ``_lifecycle`` and ``_install``; every optional part but the trust gate
+    and hand-started runs."""
+
     name: ClassVar[str] = "claude-code"
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True,
@@ -124,22 +127,16 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         unique_response_ids=True,
     )
     executable: ClassVar[str] = "claude"
+    installer: ClassVar[Installer | None] = HookInstaller(
+        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
+    )
 
-    # -- lifecycle -------------------------------------------------------------------
-    def setup(
-        self,
-        run_id: str,
-        runtime_dir: str,
-        *,
-        trust: Trust = "bypass",
-        config_home: str | None = None,
-    ) -> Spawn:
-        if trust != "bypass":
-            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
+    # The optional parts this adapter is itself (core/seam.py).
+    discovery = session_files = history = lifecycle = ITSELF
+
+    # -- arming ------------------------------------------------------------------------
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
-
-    def untrust(self, config_home: str | None = None) -> bool:
-        return False  # no trust gate: nothing was ever recorded
 
     def lifecycle_caller(
         self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
@@ -150,21 +147,13 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
         (docs/providers/claude-code.md §3.9)."""
         return declarer.lifecycle_caller(run_dir(runtime_dir, run_id), pid)
 
-    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.install_hooks(scope, directory)
+    # -- reading -----------------------------------------------------------------------
+    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
+        return _SpoolView(run.run_dir)
 
-    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.uninstall_hooks(scope, directory)
-
-    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
-        """The hooks ``install`` put in the user's settings, as they are there now."""
-        return _install.installed_hooks(directory)
-
-    # -- reading ---------------------------------------------------------------------
-    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
-        return _SpoolView(run_id, runtime_dir)
-
-    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[TranscriptParser]:
+    def _new_view(
+        self, run_id: str, transcript_path: str, *, live: bool
+    ) -> TranscriptView[TranscriptParser]:
         return TranscriptView(JsonlFollower(transcript_path, run_id), TranscriptParser)
 
     def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
@@ -179,6 +168,32 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             if path:
                 watched.append(_signals.native_path(path, pid))
         return tuple(watched)
+
+    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
+        translator = spool.translator
+        pid = translator.agent_pid
+        native = _signals.native_drift()
+        located = run.transcript_path or translator.transcript_path
+        status, gone = _signals.read_native(located, pid, native)
+        return Live(
+            extra=_signals.native_events(status, gone, pid),
+            spool_drift=translator.drift.snapshot(translator.undecodable),
+            native_drift=native.snapshot(),
+            cwd=translator.cwd,
+            pid=pid,
+            process=process_state(pid, gone),
+        )
+
+    def _spool_events(
+        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: TranscriptParser | None
+    ) -> list[Event]:
+        return spool.events
+
+    def _facts(self, run: RunHandle[_SpoolView], parser: TranscriptParser) -> tuple[str, str, str]:
+        return parser.session_id, parser.title, parser.cwd
+
+    def _complete(self, parser: TranscriptParser) -> Callable[[InputRequested], InputRequested]:
+        return lambda pending: _complete(pending, parser.open_tools)
 
     def sessions(self, since: float) -> list[Session]:
         from agentspool.adapters.claude_code._sessions import sessions
@@ -211,30 +226,18 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
 
     def read_session(self, session: Session) -> Chat:
         """The transcript and the native status file (no spool: no hooks armed)."""
-        if not os.path.exists(session.transcript_path):
-            raise TranscriptGoneError(session.session_id, session.transcript_path)
+        run: RunHandle[_SpoolView] = self._open(session.session_id, "", session.transcript_path)
         pid = session.pid
         native = _signals.native_drift()
         status, gone = _signals.read_native(session.transcript_path, pid, native)
-        view = self._read_view(session.session_id, "", session.transcript_path)
-        parser = view.parser
-        return compose_chat(
-            view.merger.state(_signals.native_events(status, gone, pid)),
-            parser.messages,
-            transcript_id=parser.session_id,
-            transcript_path=session.transcript_path,
-            title=parser.title,
-            usage=parser.usage,
-            complete_pending=lambda p: _complete(p, parser.open_tools),
-            drift=Drift(
-                cli_version=parser.cli_version,
-                transcript=parser.drift.snapshot(parser.corrupt),
-                native=native.snapshot(),
-            ),
-            cwd=session.cwd or parser.cwd,
+        live = Live(
+            extra=_signals.native_events(status, gone, pid),
+            native_drift=native.snapshot(),
+            cwd=session.cwd,
             pid=pid,
             process=process_state(pid, gone) if pid else "unknown",
         )
+        return self._compose(run, self._read_view(run.run_id, "", run.transcript_path), live)
 
     def session_at(self, path: str) -> Session | None:
         from agentspool.adapters.claude_code._sessions import session_at
@@ -270,60 +273,3 @@ class ClaudeCode(SpooledReads[_SpoolView, TranscriptParser]):
             )
             subagents.append((link, child))
         return with_subagents(chat, subagents)
-
-    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        spool = self._live_spool(run_id, runtime_dir, transcript_path)
-        extra: list[Event] = []
-        spool_drift = native_drift = SourceDrift()
-        cwd, pid = "", 0
-        process: ProcessState = "unknown"
-        if spool is not None:
-            pid = spool.translator.agent_pid
-            native = _signals.native_drift()
-            status, gone = _signals.read_native(
-                transcript_path or spool.translator.transcript_path, pid, native
-            )
-            extra = _signals.native_events(status, gone, pid)
-            cwd, process = spool.translator.cwd, process_state(pid, gone)
-            spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
-            native_drift = native.snapshot()
-        if not transcript_path:
-            # Not located yet: live signals alone (a dialog can be open before any
-            # transcript exists); with none, an idle empty chat.
-            merger = EventMerger()
-            if spool is not None:
-                merger.add("spool", spool.events)
-            return compose_chat(
-                merger.state(extra),
-                drift=Drift(spool=spool_drift, native=native_drift),
-                cwd=cwd,
-                pid=pid,
-                process=process,
-            )
-        view = self._read_view(run_id, runtime_dir, transcript_path)
-        if spool is not None:
-            view.add_spool(spool.events)
-        parser = view.parser
-        drift = Drift(
-            cli_version=parser.cli_version,
-            transcript=parser.drift.snapshot(parser.corrupt),
-            spool=spool_drift,
-            native=native_drift,
-        )
-        return compose_chat(
-            view.merger.state(extra),
-            parser.messages,
-            transcript_id=parser.session_id,
-            transcript_path=transcript_path,
-            title=parser.title,
-            usage=parser.usage,
-            complete_pending=lambda p: _complete(p, parser.open_tools),
-            drift=drift,
-            cwd=cwd or parser.cwd,
-            pid=pid,
-            process=process,
-        )
-
-
-if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
-    _resumes: TranscriptHistory = ClaudeCode()

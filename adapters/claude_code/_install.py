@@ -15,9 +15,9 @@ import msgspec
 
 from agentspool.adapters.claude_code._lifecycle import TEMPLATE
 from agentspool.adapters.common import install
+from agentspool.adapters.common.commands import hook_command
 from agentspool.adapters.common.templates import fill_hooks, template_text
 from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
-from agentspool.spool.commands import hook_command
 
 PROVIDER = "claude-code"
 SETTINGS = "settings.json"

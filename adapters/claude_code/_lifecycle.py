@@ -6,9 +6,9 @@ import os
 
 import msgspec
 
+from agentspool.adapters.common.commands import hook_command
 from agentspool.adapters.common.templates import fill_hooks, template_text
 from agentspool.core.seam import Spawn
-from agentspool.spool.commands import hook_command
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV

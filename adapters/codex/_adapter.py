@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -54,29 +54,29 @@ from agentspool.adapters.codex._rollout import (
     thread_id_from_path,
 )
 from agentspool.adapters.common import declarer
+from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.resume import ResumedFile
-from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.spooled import (
+    ITSELF,
+    Live,
+    RunHandle,
+    SpoolBackedAdapter,
+    TranscriptView,
+    translated_live,
+)
 from agentspool.adapters.common.subagents import head_lines, with_subagents
-from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
-from agentspool.core.merge import EventMerger
-from agentspool.core.proc import ended_by_exit, process_state
+from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Drift,
-    InstalledHook,
-    InstallReport,
-    InstallScope,
+    Installer,
     Message,
-    ProcessState,
     Session,
-    SourceDrift,
     Spawn,
     TranscriptFacts,
     TranscriptFile,
-    TranscriptHistory,
     Trust,
 )
 from agentspool.spool.layout import run_dir
@@ -87,8 +87,8 @@ class _SpoolView:
     """One run's spool, read incrementally; every record translated once, kept as
     events per channel (``""`` = the run's own thread, else a sub-agent's id)."""
 
-    def __init__(self, run_id: str, runtime_dir: str) -> None:
-        self.reader = SpoolReader(run_dir(runtime_dir, run_id))
+    def __init__(self, run_dir: str) -> None:
+        self.reader = SpoolReader(run_dir)
         self.translator = _signals.HookTranslator()
         self.events: dict[str, list[Event]] = {"": []}
 
@@ -196,7 +196,12 @@ THREAD_ENV = "CODEX_THREAD_ID"
 SESSION_ENV = "CODEX_SESSION_ID"
 
 
-class Codex(SpooledReads[_SpoolView, RolloutParser]):
+class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
+    """The declaration: hook records through ``_signals.HookTranslator``, the rollout
+    through ``RolloutParser`` (``ZstFollower`` for a compressed one), no native status
+    (a dead codex process ends the run), hooks armed and trusted by ``_lifecycle``,
+    installed by ``_install``; every optional part."""
+
     name: ClassVar[str] = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True,
@@ -206,16 +211,15 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
         resumes_transcripts=True,
     )
     executable: ClassVar[str] = "codex"
+    installer: ClassVar[Installer | None] = HookInstaller(
+        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
+    )
 
-    # -- lifecycle -------------------------------------------------------------------
-    def setup(
-        self,
-        run_id: str,
-        runtime_dir: str,
-        *,
-        trust: Trust = "bypass",
-        config_home: str | None = None,
-    ) -> Spawn:
+    # The optional parts this adapter is itself (core/seam.py).
+    trust_gate = discovery = session_files = history = lifecycle = hand_started = ITSELF
+
+    # -- arming ------------------------------------------------------------------------
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir, trust_mode=trust, home=config_home)
 
     def untrust(self, config_home: str | None = None) -> bool:
@@ -244,21 +248,13 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             return []
         return declarer.run_with_session(runtime_dir, self.name + "-", session)
 
-    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.install_hooks(scope, directory)
+    # -- reading -----------------------------------------------------------------------
+    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
+        return _SpoolView(run.run_dir)
 
-    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.uninstall_hooks(scope, directory)
-
-    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
-        """The hooks ``install`` put in the user's settings, as they are there now."""
-        return _install.installed_hooks(directory)
-
-    # -- reading ---------------------------------------------------------------------
-    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
-        return _SpoolView(run_id, runtime_dir)
-
-    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[RolloutParser]:
+    def _new_view(
+        self, run_id: str, transcript_path: str, *, live: bool
+    ) -> TranscriptView[RolloutParser]:
         follower = ZstFollower if transcript_path.endswith(".zst") else JsonlFollower
         thread_id = thread_id_from_path(transcript_path)
         return TranscriptView(follower(transcript_path, run_id), lambda: RolloutParser(thread_id))
@@ -273,6 +269,21 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
         if pid:
             watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
         return tuple(watched)
+
+    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
+        return translated_live(spool.translator, spool.liveness())
+
+    def _spool_events(
+        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: RolloutParser | None
+    ) -> list[Event]:
+        # A sub-agent's own file folds the child's hooks, the run's file its own.
+        return spool.channel(parser.agent_id if parser is not None else "")
+
+    def _facts(self, run: RunHandle[_SpoolView], parser: RolloutParser) -> tuple[str, str, str]:
+        return parser.thread_id, "", parser.cwd
+
+    def _complete(self, parser: RolloutParser) -> Callable[[InputRequested], InputRequested]:
+        return lambda pending: _complete(pending, parser)
 
     def sessions(self, since: float) -> list[Session]:
         """Rollouts changed at or after ``since``
@@ -373,52 +384,3 @@ class Codex(SpooledReads[_SpoolView, RolloutParser]):
             parser or HistoryParser(thread_id_from_path(path)),
             fresh=parser is None,
         )
-
-    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        spool = self._live_spool(run_id, runtime_dir, transcript_path)
-        spool_drift = SourceDrift()
-        cwd, pid = "", 0
-        process: ProcessState = "unknown"
-        if spool is not None:
-            spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
-            pid = spool.translator.agent_pid
-            gone = spool.translator.agent_gone()
-            cwd, process = spool.translator.cwd, process_state(pid, gone)
-        if not transcript_path:
-            # Not located yet: live signals alone (a question or an approval can be
-            # open before the rollout is found); with none, an idle empty chat.
-            merger = EventMerger()
-            if spool is not None:
-                merger.add("spool", spool.channel(""))
-            return compose_chat(
-                merger.state(spool.liveness() if spool is not None else ()),
-                drift=Drift(spool=spool_drift),
-                cwd=cwd,
-                pid=pid,
-                process=process,
-            )
-        view = self._read_view(run_id, runtime_dir, transcript_path)
-        parser = view.parser
-        if spool is not None:
-            # A sub-agent's own file folds the child's hooks, the run's file its own.
-            view.add_spool(spool.channel(parser.agent_id))
-        return compose_chat(
-            view.merger.state(spool.liveness() if spool is not None else ()),
-            parser.messages,
-            transcript_id=parser.thread_id,
-            transcript_path=transcript_path,
-            usage=parser.usage,
-            complete_pending=lambda p: _complete(p, parser),
-            drift=Drift(
-                cli_version=parser.cli_version,
-                transcript=parser.drift.snapshot(parser.corrupt),
-                spool=spool_drift,
-            ),
-            cwd=cwd or parser.cwd,
-            pid=pid,
-            process=process,
-        )
-
-
-if TYPE_CHECKING:  # mypy checks the class against the protocol its capability promises
-    _resumes: TranscriptHistory = Codex()

@@ -35,10 +35,10 @@ from agentspool.adapters.codex._lifecycle import (
     trusted_hash,
 )
 from agentspool.adapters.common import install, jsontext
+from agentspool.adapters.common.commands import hook_command
 from agentspool.adapters.common.templates import toml_string
 from agentspool.core.seam import InstalledHook, InstallReport, InstallScope
-from agentspool.errors import SettingsError, UnsupportedError
-from agentspool.spool.commands import hook_command
+from agentspool.spool.errors import SettingsError, UnsupportedError
 
 PROVIDER = "codex"
 HOOKS = "hooks.json"

@@ -27,10 +27,10 @@ import os
 import re
 import tomllib
 
+from agentspool.adapters.common.commands import hook_command
 from agentspool.adapters.common.templates import template_text, toml_string
 from agentspool.core.seam import Spawn, Trust
-from agentspool.errors import SettingsError
-from agentspool.spool.commands import hook_command
+from agentspool.spool.errors import SettingsError
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV

@@ -43,7 +43,7 @@ from agentspool.adapters.common.jsonl import JsonlFollower, OnLines, split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, PendingDialog, TranscriptFacts, Usage
-from agentspool.errors import CompressedRolloutError
+from agentspool.spool.errors import CompressedRolloutError
 
 QUESTION_TOOL = "request_user_input"
 PRESENTATION = {

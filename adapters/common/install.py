@@ -26,9 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 from agentspool.adapters.common import jsontext
-from agentspool.core.seam import InstalledFile, InstalledHook
-from agentspool.errors import SettingsError
-from agentspool.spool.commands import is_installed_hook
+from agentspool.adapters.common.commands import is_installed_hook
+from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
+from agentspool.spool.errors import SettingsError
 from agentspool.spool.files import file_kind, write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_runtime_dir
 
@@ -383,3 +383,26 @@ def our_group_positions(text: str, path: str) -> dict[str, list[tuple[int, dict[
                 if group_is_ours(group.value):
                     out.setdefault(event, []).append((index, group.value))
     return out
+
+
+class HookInstaller:
+    """An adapter's ``installer`` part (core/seam.py) from its provider's three functions,
+    ``install(scope, directory)``, ``uninstall(scope, directory)`` and
+    ``installed_hooks(directory)``."""
+
+    def __init__(
+        self,
+        install: Callable[[InstallScope, str | None], InstallReport],
+        uninstall: Callable[[InstallScope, str | None], InstallReport],
+        installed: Callable[[str | None], list[InstalledHook]],
+    ) -> None:
+        self._install, self._uninstall, self._installed = install, uninstall, installed
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return self._install(scope, directory)
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        return self._uninstall(scope, directory)
+
+    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
+        return self._installed(directory)

@@ -24,7 +24,7 @@ from io import FileIO
 
 import msgspec
 
-from agentspool.errors import TranscriptGoneError
+from agentspool.spool.errors import TranscriptGoneError
 from agentspool.spool.files import regular_fd
 
 OnLines = Callable[[memoryview], None]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agentspool.errors import SettingsError
+from agentspool.spool.errors import SettingsError
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')

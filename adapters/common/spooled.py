@@ -1,12 +1,17 @@
-"""What the adapters whose live signals are the hook spool share.
+"""The spool-backed adapter: what every provider whose live signals are the hook spool
+shares, written once.
 
-The spool protocol is provider-neutral, so the seam's spool-side methods are the same for
-every such adapter (``SpoolMethods``). Claude Code and Codex also read alike around their
-own parsers (``SpooledReads``): one spool view per run, refreshed on each read, whose
-translator remembers the transcript the latest hook named; one ``TranscriptView`` per
-transcript file, followed incrementally and folded with that run's spool events. What
-differs — the translator, the parser, which spool events belong to a file, native status —
-stays in the provider's subpackage.
+A provider subclasses ``SpoolBackedAdapter`` and declares its parts: the spool view it
+translates hook records with, the transcript view its parser reads through, the
+installer, and whichever optional parts of the seam it has (``core/seam.py``). What
+differs between providers — the translator, the parser, which spool events belong to a
+file, native status — stays in the provider's subpackage, behind the few methods this
+class calls (``_new_spool``, ``_new_view``, ``_live``, ``_spool_events``, ``_facts``).
+
+One read is one ``RunHandle``: the run id is checked and the run dir joined once, the
+spool refreshed once, the transcript checked once, and the located transcript taken from
+that same refresh (``read_chat(..., None)``). The trust refusal, ``untrust`` for a CLI
+without a trust gate and the read prelude are here and nowhere else.
 
 A process that reads many runs holds this state only for the latest ones: at most
 ``MAX_SPOOL_VIEWS`` runs' spool views and ``MAX_TRANSCRIPT_VIEWS`` transcript views,
@@ -24,16 +29,37 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, overload
 
-from agentspool.core.events import Event
+from agentspool.core.compose import compose_chat
+from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
-from agentspool.errors import TranscriptGoneError
+from agentspool.core.proc import process_state
+from agentspool.core.seam import (
+    Capabilities,
+    Chat,
+    Drift,
+    HandStartedRuns,
+    Installer,
+    LifecycleCaller,
+    LiveState,
+    ProcessState,
+    SessionDiscovery,
+    SessionFiles,
+    SourceDrift,
+    Spawn,
+    TranscriptHistory,
+    Trust,
+    TrustGate,
+    Usage,
+)
 from agentspool.spool import signature
+from agentspool.spool.errors import TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import run_dir
 
 if TYPE_CHECKING:
+    from agentspool.core.seam import Adapter, Message
     from agentspool.spool.sweep import SweepReport
 
 # Runs whose spool view (its hook events, a few KiB to a few MiB) an adapter keeps.
@@ -47,6 +73,7 @@ MAX_SIG_HINTS = 4096
 
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class _Lru(OrderedDict[K, V]):
@@ -77,16 +104,6 @@ def _dir_identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-class SpoolMethods:
-    def spool_sig(self, run_id: str, runtime_dir: str) -> str:
-        return signature.spool_sig(run_id, runtime_dir)
-
-    def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False) -> SweepReport:
-        from agentspool.spool.sweep import sweep_spools  # not on the read path
-
-        return sweep_spools(runtime_dir, keep, dry_run=dry_run)
-
-
 class _Located(Protocol):
     transcript_path: str
 
@@ -100,8 +117,21 @@ class SpoolView(Protocol):
     def refresh(self) -> None: ...
 
 
+class _Drifting(Protocol):
+    def snapshot(self, corrupt: int = 0) -> SourceDrift: ...
+
+
 class Parser(Protocol):
+    """What the shared read takes from a provider's transcript parser."""
+
     events: list[Event]
+    messages: list[Message]
+    usage: Usage
+    cli_version: str
+    corrupt: int
+
+    @property
+    def drift(self) -> _Drifting: ...
 
     def feed(self, block: memoryview) -> None: ...
 
@@ -148,9 +178,107 @@ class TranscriptView(Generic[P]):
         self._spool_seen = len(events)
 
 
-class SpooledReads(SpoolMethods, Generic[S, P]):
-    """Reading for an adapter with a spool view per run and a transcript view per file:
-    the subclass says how to make each."""
+class Live:
+    """What a run's live signals add to one read: events not kept in the spool view
+    (native status, the process's end, a server's snapshot), drift, and the agent's
+    process and working directory as the evidence names them."""
+
+    __slots__ = ("cwd", "extra", "native_drift", "pid", "process", "spool_drift")
+
+    def __init__(
+        self,
+        *,
+        extra: Sequence[Event] = (),
+        spool_drift: SourceDrift | None = None,
+        native_drift: SourceDrift | None = None,
+        cwd: str = "",
+        pid: int = 0,
+        process: ProcessState = "unknown",
+    ) -> None:
+        self.extra = extra
+        self.spool_drift = spool_drift or SourceDrift()
+        self.native_drift = native_drift or SourceDrift()
+        self.cwd, self.pid, self.process = cwd, pid, process
+
+
+NO_LIVE = Live()
+
+
+class LiveTranslator(Protocol):
+    """A hook translator that knows the agent process and whether it is gone."""
+
+    agent_pid: int
+    cwd: str
+    undecodable: int
+
+    @property
+    def drift(self) -> _Drifting: ...
+
+    def agent_gone(self) -> bool: ...
+
+
+def translated_live(
+    translator: LiveTranslator, extra: Sequence[Event], gone: bool | None = None
+) -> Live:
+    """What a translator's run adds to a read: ``extra`` (what the spool view does not
+    keep), its drift, and its agent's process (``gone``: when the caller asked already)."""
+    pid = translator.agent_pid
+    return Live(
+        extra=extra,
+        spool_drift=translator.drift.snapshot(translator.undecodable),
+        cwd=translator.cwd,
+        pid=pid,
+        process=process_state(pid, translator.agent_gone() if gone is None else gone),
+    )
+
+
+class Itself:
+    """An optional part (core/seam.py) the adapter is itself: ``discovery = ITSELF``
+    makes ``adapter.discovery`` the adapter, and mypy checks the class against the
+    part's Protocol right there."""
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any]) -> Itself: ...
+    @overload
+    def __get__(self, instance: T, owner: type[Any]) -> T: ...
+    def __get__(self, instance: object, owner: type[Any]) -> object:
+        return self if instance is None else instance
+
+
+ITSELF = Itself()
+
+
+def refuse_untrusted(adapter: Adapter, trust: Trust) -> None:
+    """``setup(trust="config")`` of an adapter without a trust gate: the one refusal."""
+    if trust != "bypass" and adapter.trust_gate is None:
+        raise UnsupportedError(adapter.name, f"has no hook trust gate: trust={trust!r}")
+
+
+class RunHandle(Generic[S]):
+    """One read of one run. ``spool`` is the run's spool view, refreshed once for this
+    read (``None`` for a transcript-only read); ``transcript_path`` the transcript
+    checked once (``""``: not located)."""
+
+    __slots__ = ("run_dir", "run_id", "runtime_dir", "spool", "transcript_path")
+
+    def __init__(self, run_id: str, runtime_dir: str) -> None:
+        self.run_id, self.runtime_dir = run_id, runtime_dir
+        # The run id is checked here, once: a transcript-only read names no run dir.
+        self.run_dir = run_dir(runtime_dir, run_id) if runtime_dir else ""
+        self.spool: S | None = None
+        self.transcript_path = ""
+
+
+class SpoolBackedAdapter(Generic[S, P]):
+    """An adapter whose live signals are the hook spool: a spool view per run and a
+    transcript view per file, kept in bounded caches; the subclass says how to make
+    each and declares its parts."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
+    executable: ClassVar[str]
+    installer: ClassVar[Installer | None] = None
+    """The part that arms the hooks in the CLI's own settings (``common.install``)."""
 
     def __init__(self) -> None:
         # (run, runtime dir) → (the run dir's identity when the view was made, the view)
@@ -158,10 +286,60 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
         self._views: _Lru[tuple[str, str, str], TranscriptView[P]] = _Lru(MAX_TRANSCRIPT_VIEWS)
         self._watched: _Lru[tuple[str, str], tuple[str, ...]] = _Lru(MAX_SIG_HINTS)
 
-    def _new_spool(self, run_id: str, runtime_dir: str) -> S:
+    # -- the parts (core/seam.py); a provider overrides the ones it has ----------------
+    @property
+    def trust_gate(self) -> TrustGate | None:
+        return None
+
+    @property
+    def discovery(self) -> SessionDiscovery | None:
+        return None
+
+    @property
+    def session_files(self) -> SessionFiles | None:
+        return None
+
+    @property
+    def history(self) -> TranscriptHistory | None:
+        return None
+
+    @property
+    def lifecycle(self) -> LifecycleCaller | None:
+        return None
+
+    @property
+    def hand_started(self) -> HandStartedRuns | None:
+        return None
+
+    @property
+    def live_state(self) -> LiveState:
+        return self
+
+    # -- arming ------------------------------------------------------------------------
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
+        refuse_untrusted(self, trust)
+        return self._arm(run_id, runtime_dir, trust, config_home)
+
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
+        """Render the run's hook settings (``trust`` is ``"bypass"`` without a gate)."""
         raise NotImplementedError
 
-    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[P]:
+    def untrust(self, config_home: str | None = None) -> bool:
+        """Without a trust gate nothing was ever recorded (a gate overrides this)."""
+        return False
+
+    # -- what a provider declares --------------------------------------------------------
+    def _new_spool(self, run: RunHandle[S]) -> S:
+        raise NotImplementedError
+
+    def _new_view(self, run_id: str, transcript_path: str, *, live: bool) -> TranscriptView[P]:
         raise NotImplementedError
 
     def _transcript_exists(self, path: str) -> bool:
@@ -174,26 +352,43 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
         path = spool.translator.transcript_path
         return (path,) if path else ()
 
-    def _spool(self, run_id: str, runtime_dir: str) -> S:
+    def _live(self, run: RunHandle[S], spool: S) -> Live:
+        """What the run's live signals add to this read (``NO_LIVE``: nothing)."""
+        return NO_LIVE
+
+    def _spool_events(self, run: RunHandle[S], spool: S, parser: P | None) -> list[Event]:
+        """The run's hook events that fold with ``parser``'s file (``None``: no file)."""
+        raise NotImplementedError
+
+    def _facts(self, run: RunHandle[S], parser: P) -> tuple[str, str, str]:
+        """The transcript's id, its title and the cwd it names (``""``: none)."""
+        raise NotImplementedError
+
+    def _complete(self, parser: P) -> Callable[[InputRequested], InputRequested] | None:
+        """How to name the call of a wait the live signals could not match."""
+        return None
+
+    # -- the spool -----------------------------------------------------------------------
+    def _spool(self, run: RunHandle[S]) -> S:
         """The run's spool view, refreshed. The refresh re-checks the runtime dir and run
         dir each time (``SpoolReader``, ADR 0013): a dir that turned unsafe since the
         last read raises ``RuntimeDirError`` before a forged record is folded in."""
-        key = (run_id, runtime_dir)
-        view = self._cached_spool(key)
+        key = (run.run_id, run.runtime_dir)
+        view = self._cached_spool(run, key)
         view.refresh()
         self._watched.put(key, self._watched_paths(view))
         return view
 
-    def _cached_spool(self, key: tuple[str, str]) -> S:
+    def _cached_spool(self, run: RunHandle[S], key: tuple[str, str]) -> S:
         """The view made for this run dir; a new one if the dir was swept or set up anew
         since (a view of the old spool would keep its events, and its cursor)."""
-        identity = _dir_identity(run_dir(key[1], key[0]))
+        identity = _dir_identity(run.run_dir)
         cached = self._spools.hit(key)
         if cached is not None and cached[0] == identity:
             return cached[1]
         if cached is not None:
             self.release_run(*key)
-        view = self._new_spool(*key)
+        view = self._new_spool(run)
         if identity is not None:  # a run dir that is not there is not worth a cache entry
             self._spools.put(key, (identity, view))
         return view
@@ -211,7 +406,10 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
                 del self._views[view_key]
 
     def sweep(self, runtime_dir: str, keep: Iterable[str], *, dry_run: bool = False) -> SweepReport:
-        report = super().sweep(runtime_dir, keep, dry_run=dry_run)
+        """Remove spools of runs outside ``keep`` (``spool.sweep``), and their views."""
+        from agentspool.spool.sweep import sweep_spools  # not on the read path
+
+        report = sweep_spools(runtime_dir, keep, dry_run=dry_run)
         for run_id in [] if dry_run else report.removed:
             self.release_run(run_id, runtime_dir)
         return report
@@ -221,27 +419,88 @@ class SpooledReads(SpoolMethods, Generic[S, P]):
         watched = self._watched.get((run_id, runtime_dir))
         return f"{sig}+{signature.paths_sig(watched)}" if watched else sig
 
-    def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
+    def _located(self, spool: S) -> str:
         """The transcript the latest hook named (after ``/clear`` the new file); ``""``
         until a hook has fired and while the named file does not exist yet."""
-        if not runtime_dir:
-            return ""
-        path = self._spool(run_id, runtime_dir).translator.transcript_path
+        path = spool.translator.transcript_path
         return path if path and self._transcript_exists(path) else ""
 
-    def _live_spool(self, run_id: str, runtime_dir: str, transcript_path: str) -> S | None:
-        """The start of every read: a named transcript must exist; the spool, refreshed,
-        unless the read is transcript-only (``runtime_dir == ""``)."""
+    def locate_transcript(self, run_id: str, runtime_dir: str) -> str:
+        if not runtime_dir:
+            return ""
+        return self._located(self._spool(RunHandle(run_id, runtime_dir)))
+
+    # -- one read ------------------------------------------------------------------------
+    def _open(self, run_id: str, runtime_dir: str, transcript_path: str | None) -> RunHandle[S]:
+        """The start of every read: a named transcript must exist; the spool, refreshed
+        once, unless the read is transcript-only (``runtime_dir == ""``); ``None``: the
+        transcript that refresh locates."""
+        run: RunHandle[S] = RunHandle(run_id, runtime_dir)
         if transcript_path and not self._transcript_exists(transcript_path):
-            raise TranscriptGoneError(run_id, transcript_path)
-        return self._spool(run_id, runtime_dir) if runtime_dir else None
+            transcript_path = self._vanished(run, transcript_path)
+        if runtime_dir and run.spool is None:
+            run.spool = self._spool(run)
+        if transcript_path is None:
+            transcript_path = self._located(run.spool) if run.spool is not None else ""
+        run.transcript_path = transcript_path
+        return run
+
+    def _vanished(self, run: RunHandle[S], transcript_path: str) -> str:
+        """A named transcript that does not exist: gone (a provider whose CLI deletes a
+        file as evidence of something says what to read instead, ``""``: none)."""
+        raise TranscriptGoneError(run.run_id, transcript_path)
 
     def _read_view(self, run_id: str, runtime_dir: str, transcript_path: str) -> TranscriptView[P]:
         """The transcript's view, with what the file gained since the last read parsed."""
         key = (run_id, runtime_dir, transcript_path)
         view = self._views.hit(key)
         if view is None:
-            view = self._new_view(run_id, transcript_path)
+            view = self._new_view(run_id, transcript_path, live=bool(runtime_dir))
             self._views.put(key, view)
         view.read()
         return view
+
+    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str | None) -> Chat:
+        run = self._open(run_id, runtime_dir, transcript_path)
+        spool = run.spool
+        live = self._live(run, spool) if spool is not None else NO_LIVE
+        if not run.transcript_path:
+            # Not located yet: live signals alone (a dialog can be open before any
+            # transcript exists); with none, an idle empty chat.
+            merger = EventMerger()
+            if spool is not None:
+                merger.add("spool", self._spool_events(run, spool, None))
+            return compose_chat(
+                merger.state(live.extra),
+                drift=Drift(spool=live.spool_drift, native=live.native_drift),
+                cwd=live.cwd,
+                pid=live.pid,
+                process=live.process,
+            )
+        view = self._read_view(run_id, runtime_dir, run.transcript_path)
+        if spool is not None:
+            view.add_spool(self._spool_events(run, spool, view.parser))
+        return self._compose(run, view, live)
+
+    def _compose(self, run: RunHandle[S], view: TranscriptView[P], live: Live) -> Chat:
+        """The chat of a read whose transcript is located: the fold, and the file's facts."""
+        parser = view.parser
+        transcript_id, title, cwd = self._facts(run, parser)
+        return compose_chat(
+            view.merger.state(live.extra),
+            parser.messages,
+            transcript_id=transcript_id,
+            transcript_path=run.transcript_path,
+            title=title,
+            usage=parser.usage,
+            complete_pending=self._complete(parser),
+            drift=Drift(
+                cli_version=parser.cli_version,
+                transcript=parser.drift.snapshot(parser.corrupt),
+                spool=live.spool_drift,
+                native=live.native_drift,
+            ),
+            cwd=live.cwd or cwd,
+            pid=live.pid,
+            process=live.process,
+        )

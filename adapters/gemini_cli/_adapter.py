@@ -35,8 +35,16 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
+from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
-from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.spooled import (
+    ITSELF,
+    Live,
+    RunHandle,
+    SpoolBackedAdapter,
+    TranscriptView,
+    translated_live,
+)
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
 from agentspool.adapters.gemini_cli._chat import (
@@ -53,34 +61,25 @@ from agentspool.adapters.gemini_cli._document import (
     is_document,
     listed_session_id,
 )
-from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event
-from agentspool.core.merge import EventMerger
-from agentspool.core.proc import ended_by_exit, process_state
+from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Drift,
-    InstalledHook,
-    InstallReport,
-    InstallScope,
+    Installer,
     Message,
-    ProcessState,
     Session,
-    SourceDrift,
     Spawn,
     Trust,
 )
-from agentspool.errors import UnsupportedError
-from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
 
 class _SpoolView:
     """One run's spool, read incrementally; every record translated once, kept as events."""
 
-    def __init__(self, run_id: str, runtime_dir: str) -> None:
-        self.reader = SpoolReader(run_dir(runtime_dir, run_id))
+    def __init__(self, run_dir: str) -> None:
+        self.reader = SpoolReader(run_dir)
         self.translator = _signals.HookTranslator()
         self.events: list[Event] = []
 
@@ -106,7 +105,13 @@ def _project_root(chat_file: str) -> str:
         return ""
 
 
-class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
+class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
+    """The declaration: hook records through ``_signals.HookTranslator``, the chat file
+    through ``ChatParser`` (``DocumentParser`` for the older one-document file), no
+    native status (a dead gemini process ends the run), hooks armed by ``_lifecycle``
+    into the settings ``_install`` wrote; discovery, session files and the lifecycle
+    caller as optional parts."""
+
     name: ClassVar[str] = "gemini-cli"
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True,
@@ -115,24 +120,18 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
         discovers_sessions=True,
     )
     executable: ClassVar[str] = "gemini"
+    installer: ClassVar[Installer | None] = HookInstaller(
+        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
+    )
 
-    # -- lifecycle -------------------------------------------------------------------
-    def setup(
-        self,
-        run_id: str,
-        runtime_dir: str,
-        *,
-        trust: Trust = "bypass",
-        config_home: str | None = None,
-    ) -> Spawn:
+    # The optional parts this adapter is itself (core/seam.py).
+    discovery = session_files = lifecycle = ITSELF
+
+    # -- arming ------------------------------------------------------------------------
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         """``config_home``: the dir holding the settings the hooks are installed in
         (default: the CLI's own)."""
-        if trust != "bypass":
-            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
         return _lifecycle.setup(run_id, runtime_dir, config_home)
-
-    def untrust(self, config_home: str | None = None) -> bool:
-        return False  # no trust gate: nothing was ever recorded
 
     def lifecycle_caller(
         self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
@@ -149,7 +148,7 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
         recorded by then — that subagent's id (the latest to answer); else ``""``.
         ``None`` when no such call is open or ``pid`` provably does not run under the
         gemini process."""
-        translator = self._spool(run_id, runtime_dir).translator
+        translator = self._spool(RunHandle(run_id, runtime_dir)).translator
         calls = translator.open_calls()
         declaring = [c for c in calls if c.name == SHELL_TOOL and runs_lifecycle(c.tool_input)]
         if not declaring:
@@ -171,24 +170,13 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
                 answered.append((max(before), session_id_of(path)))
         return max(answered)[1] if answered else ""
 
-    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.install_hooks(scope, directory)
+    # -- reading -----------------------------------------------------------------------
+    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
+        return _SpoolView(run.run_dir)
 
-    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.uninstall_hooks(scope, directory)
-
-    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
-        """The hooks ``install`` put in the user's settings, as they are there now."""
-        return _install.installed_hooks(directory)
-
-    # -- reading ---------------------------------------------------------------------
-    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
-        return _SpoolView(run_id, runtime_dir)
-
-    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[ChatParser]:
-        return self._view(run_id, transcript_path, live=False)
-
-    def _view(self, run_id: str, transcript_path: str, *, live: bool) -> TranscriptView[ChatParser]:
+    def _new_view(
+        self, run_id: str, transcript_path: str, *, live: bool
+    ) -> TranscriptView[ChatParser]:
         # Live, the hooks own the turn; the file alone derives it (_chat's module doc).
         if is_document(transcript_path):  # the older chat file, one JSON document
             return TranscriptView(
@@ -198,17 +186,6 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
         return TranscriptView(
             JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
         )
-
-    def _read_view(
-        self, run_id: str, runtime_dir: str, transcript_path: str
-    ) -> TranscriptView[ChatParser]:
-        key = (run_id, runtime_dir, transcript_path)
-        view = self._views.hit(key)
-        if view is None:
-            view = self._view(run_id, transcript_path, live=bool(runtime_dir))
-            self._views.put(key, view)
-        view.read()
-        return view
 
     def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
         """For ``spool_sig``: the chat file, and the agent's liveness by stat alone
@@ -299,55 +276,22 @@ class GeminiCli(SpooledReads[_SpoolView, ChatParser]):
                 spawners.append((child_id, path, child))
         return with_subagents(chat, subagents)
 
-    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        if (
-            transcript_path
-            and runtime_dir
-            and not os.path.exists(transcript_path)
-            and transcript_path in self._spool(run_id, runtime_dir).translator.ended_paths
-        ):
-            # Deleted by the CLI at the session's end (it held no answer): not gone
-            # evidence, the spool says what happened.
-            transcript_path = ""
-        spool = self._live_spool(run_id, runtime_dir, transcript_path)
-        spool_drift = SourceDrift()
-        cwd, pid = "", 0
-        process: ProcessState = "unknown"
-        liveness: list[Event] = []
-        if spool is not None:
-            spool_drift = spool.translator.drift.snapshot(spool.translator.undecodable)
-            pid = spool.translator.agent_pid
-            cwd, process = spool.translator.cwd, process_state(pid, spool.translator.agent_gone())
-            liveness = spool.liveness()
-        if not transcript_path:
-            # Not located yet (or deleted at the end): live signals alone; with none, an
-            # idle empty chat.
-            merger = EventMerger()
-            if spool is not None:
-                merger.add("spool", spool.events)
-            return compose_chat(
-                merger.state(liveness),
-                drift=Drift(spool=spool_drift),
-                cwd=cwd,
-                pid=pid,
-                process=process,
-            )
-        view = self._read_view(run_id, runtime_dir, transcript_path)
-        parser = view.parser
-        if spool is not None:
-            view.add_spool(spool.events)
-        return compose_chat(
-            view.merger.state(liveness),
-            parser.messages,
-            transcript_id=parser.session_id,
-            transcript_path=transcript_path,
-            usage=parser.usage,
-            drift=Drift(
-                cli_version=parser.cli_version,
-                transcript=parser.drift.snapshot(parser.corrupt),
-                spool=spool_drift,
-            ),
-            cwd=cwd,
-            pid=pid,
-            process=process,
-        )
+    def _vanished(self, run: RunHandle[_SpoolView], transcript_path: str) -> str:
+        if run.runtime_dir:
+            run.spool = self._spool(run)
+            if transcript_path in run.spool.translator.ended_paths:
+                # Deleted by the CLI at the session's end (it held no answer): not gone
+                # evidence, the spool says what happened.
+                return ""
+        return super()._vanished(run, transcript_path)
+
+    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
+        return translated_live(spool.translator, spool.liveness())
+
+    def _spool_events(
+        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: ChatParser | None
+    ) -> list[Event]:
+        return spool.events
+
+    def _facts(self, run: RunHandle[_SpoolView], parser: ChatParser) -> tuple[str, str, str]:
+        return parser.session_id, "", ""  # the chat file names no cwd

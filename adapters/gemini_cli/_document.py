@@ -42,7 +42,7 @@ from agentspool.adapters.gemini_cli._chat import (
 )
 from agentspool.core import events as ev
 from agentspool.core.seam import Message
-from agentspool.errors import TranscriptGoneError
+from agentspool.spool.errors import TranscriptGoneError
 
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 SUMMARY_ID = "$summary"

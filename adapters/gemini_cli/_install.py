@@ -18,10 +18,10 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters.common import install
+from agentspool.adapters.common.commands import hook_command
 from agentspool.adapters.common.templates import fill_hooks, template_text
 from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
-from agentspool.errors import SettingsError
-from agentspool.spool.commands import hook_command
+from agentspool.spool.errors import SettingsError
 
 PROVIDER = "gemini-cli"
 TEMPLATE = "gemini-cli.settings.json"

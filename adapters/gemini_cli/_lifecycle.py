@@ -15,7 +15,7 @@ import os
 
 from agentspool.adapters.gemini_cli import _install
 from agentspool.core.seam import Spawn
-from agentspool.errors import UnsupportedError
+from agentspool.spool.errors import UnsupportedError
 from agentspool.spool.layout import default_runtime_dir, ensure_run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV
 

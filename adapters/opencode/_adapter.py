@@ -26,46 +26,45 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import msgspec
 
 from agentspool.adapters.common.declarer import runs_lifecycle
-from agentspool.adapters.common.spooled import SpooledReads, TranscriptView
+from agentspool.adapters.common.install import HookInstaller
+from agentspool.adapters.common.spooled import (
+    ITSELF,
+    Live,
+    RunHandle,
+    SpoolBackedAdapter,
+    TranscriptView,
+    translated_live,
+)
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.opencode import _install, _lifecycle, _server, _store
 from agentspool.adapters.opencode._signals import SpoolTranslator
 from agentspool.adapters.opencode._transcript import TranscriptParser
-from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
-from agentspool.core.merge import EventMerger
-from agentspool.core.proc import ancestors, process_state
+from agentspool.core.proc import ancestors
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Drift,
-    InstalledHook,
-    InstallReport,
-    InstallScope,
+    Installer,
     Message,
-    ProcessState,
     Session,
-    SourceDrift,
     Spawn,
     Trust,
 )
-from agentspool.errors import UnsupportedError
-from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
 
 
 class _SpoolView:
     """One run's plugin spool, read incrementally; every record translated once."""
 
-    def __init__(self, run_id: str, runtime_dir: str) -> None:
-        self.run_dir = run_dir(runtime_dir, run_id)
-        self.reader = SpoolReader(self.run_dir)
+    def __init__(self, run_dir: str) -> None:
+        self.run_dir = run_dir
+        self.reader = SpoolReader(run_dir)
         self.translator = SpoolTranslator()
 
     def refresh(self) -> None:
@@ -101,7 +100,13 @@ def _complete(pending: InputRequested, messages: list[Message]) -> InputRequeste
     return pending
 
 
-class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
+class OpenCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
+    """The declaration: plugin records through ``SpoolTranslator``, the session log
+    through ``TranscriptParser`` (``_store.EventLogFollower`` over the database), the
+    server's snapshot for a run started with ``--port``, the plugin armed by
+    ``_lifecycle`` and installed by ``_install``; discovery and the lifecycle caller as
+    optional parts."""
+
     name: ClassVar[str] = "opencode"
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True,
@@ -110,22 +115,16 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
         discovers_sessions=True,
     )
     executable: ClassVar[str] = "opencode"
+    installer: ClassVar[Installer | None] = HookInstaller(
+        _install.install_plugin, _install.uninstall_plugin, _install.installed_hooks
+    )
 
-    # -- lifecycle -------------------------------------------------------------------
-    def setup(
-        self,
-        run_id: str,
-        runtime_dir: str,
-        *,
-        trust: Trust = "bypass",
-        config_home: str | None = None,
-    ) -> Spawn:
-        if trust != "bypass":
-            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
+    # The optional parts this adapter is itself (core/seam.py).
+    discovery = lifecycle = ITSELF
+
+    # -- arming ------------------------------------------------------------------------
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
-
-    def untrust(self, config_home: str | None = None) -> bool:
-        return False  # no trust gate: nothing was ever recorded
 
     def lifecycle_caller(
         self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
@@ -138,7 +137,7 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
         subagent's session id in a subagent's; ``None`` when none is open or ``pid``
         provably does not run under the run's OpenCode process (a person at another
         terminal naming the run)."""
-        translator = self._spool(run_id, runtime_dir).translator
+        translator = self._spool(RunHandle(run_id, runtime_dir)).translator
         agents = translator.agents()
         calls = _store.open_calls(translator.database, agents, "bash", "lifecycle")
         declaring = [session for session, tool_input in calls if runs_lifecycle(tool_input)]
@@ -150,21 +149,13 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
             return None
         return agents[declaring[-1]]
 
-    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.install_plugin(scope, directory)
+    # -- reading -----------------------------------------------------------------------
+    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
+        return _SpoolView(run.run_dir)
 
-    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return _install.uninstall_plugin(scope, directory)
-
-    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
-        """The hooks ``install`` put in the user's settings, as they are there now."""
-        return _install.installed_hooks(directory)
-
-    # -- reading ---------------------------------------------------------------------
-    def _new_spool(self, run_id: str, runtime_dir: str) -> _SpoolView:
-        return _SpoolView(run_id, runtime_dir)
-
-    def _new_view(self, run_id: str, transcript_path: str) -> TranscriptView[TranscriptParser]:
+    def _new_view(
+        self, run_id: str, transcript_path: str, *, live: bool
+    ) -> TranscriptView[TranscriptParser]:
         return TranscriptView(_store.EventLogFollower(transcript_path, run_id), TranscriptParser)
 
     def _transcript_exists(self, path: str) -> bool:
@@ -183,7 +174,7 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
             watched += [f"/proc/{translator.agent_pid}", f"/proc/{translator.agent_pid}/exe"]
         return tuple(watched)
 
-    def _live(self, spool: _SpoolView, session: str, gone: bool) -> list[Event]:
+    def _live_events(self, spool: _SpoolView, session: str, gone: bool) -> list[Event]:
         """What is not kept: the process's end, or what the server says waits now."""
         translator = spool.translator
         if gone:
@@ -236,51 +227,24 @@ class OpenCode(SpooledReads[_SpoolView, TranscriptParser]):
                 pending.append(child_id)
         return with_subagents(chat, subagents)
 
-    def read_chat(self, run_id: str, runtime_dir: str, transcript_path: str) -> Chat:
-        spool = self._live_spool(run_id, runtime_dir, transcript_path)
-        session = _store.split(transcript_path)[1] if transcript_path else ""
-        spool_drift = SourceDrift()
-        spool_events: list[Event] = []
-        extra: list[Event] = []
-        cwd, pid = "", 0
-        process: ProcessState = "unknown"
-        if spool is not None:
-            translator = spool.translator
-            session = session or translator.session_id
-            spool_drift = translator.drift.snapshot(translator.undecodable)
-            spool_events = translator.events.get(session, [])
-            pid, cwd = translator.agent_pid, translator.cwd
-            gone = translator.agent_gone()
-            extra = self._live(spool, session, gone)
-            process = process_state(pid, gone)
-        if not transcript_path:
-            # Not located yet (no prompt in this session so far): live signals alone.
-            merger = EventMerger()
-            merger.add("spool", spool_events)
-            return compose_chat(
-                merger.state(extra),
-                drift=Drift(spool=spool_drift),
-                cwd=cwd,
-                pid=pid,
-                process=process,
-            )
-        view = self._read_view(run_id, runtime_dir, transcript_path)
-        if spool is not None:
-            view.add_spool(spool_events)
-        parser = view.parser
-        return compose_chat(
-            view.merger.state(extra),
-            parser.messages,
-            transcript_id=parser.session_id or session,
-            transcript_path=transcript_path,
-            usage=parser.usage,
-            complete_pending=lambda p: _complete(p, parser.messages),
-            drift=Drift(
-                cli_version=parser.cli_version,
-                transcript=parser.drift.snapshot(parser.corrupt),
-                spool=spool_drift,
-            ),
-            cwd=cwd or parser.cwd,
-            pid=pid,
-            process=process,
-        )
+    @staticmethod
+    def _session(run: RunHandle[_SpoolView], spool: _SpoolView | None) -> str:
+        """The session the read is of: the located one, else the latest the spool names."""
+        session = _store.split(run.transcript_path)[1] if run.transcript_path else ""
+        return session or (spool.translator.session_id if spool is not None else "")
+
+    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
+        gone = spool.translator.agent_gone()
+        extra = self._live_events(spool, self._session(run, spool), gone)
+        return translated_live(spool.translator, extra, gone)
+
+    def _spool_events(
+        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: TranscriptParser | None
+    ) -> list[Event]:
+        return spool.translator.events.get(self._session(run, spool), [])
+
+    def _facts(self, run: RunHandle[_SpoolView], parser: TranscriptParser) -> tuple[str, str, str]:
+        return parser.session_id or self._session(run, run.spool), "", parser.cwd
+
+    def _complete(self, parser: TranscriptParser) -> Callable[[InputRequested], InputRequested]:
+        return lambda pending: _complete(pending, parser.messages)

@@ -17,7 +17,7 @@ from typing import Literal
 from agentspool.adapters.common import install
 from agentspool.adapters.opencode._lifecycle import PLUGIN_FILE, plugin_source
 from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
-from agentspool.errors import SettingsError
+from agentspool.spool.errors import SettingsError
 from agentspool.spool.files import write_private_file
 
 PROVIDER = "opencode"

@@ -23,7 +23,7 @@ import msgspec
 from agentspool.adapters.common.templates import template_text
 from agentspool.adapters.opencode._server import PASSWORD_FILE
 from agentspool.core.seam import Spawn
-from agentspool.errors import SettingsError
+from agentspool.spool.errors import SettingsError
 from agentspool.spool.files import write_private_file
 from agentspool.spool.layout import default_runtime_dir, ensure_run_dir
 from agentspool.spool.write import RUN_ID_ENV, RUNTIME_DIR_ENV

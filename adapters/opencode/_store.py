@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import msgspec
 
-from agentspool.errors import TranscriptGoneError
+from agentspool.spool.errors import TranscriptGoneError
 
 SEPARATOR = "#"
 BUSY_TIMEOUT = 2.0

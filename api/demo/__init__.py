@@ -32,7 +32,7 @@ from importlib import resources
 from typing import IO, Any
 
 from agentspool.api import setup
-from agentspool.errors import AgentspoolError
+from agentspool.spool.errors import AgentspoolError
 
 PAUSE = 3.0  # seconds a wait on a person plays as (a permission prompt, a question)
 BEAT = 0.8  # the least time between two hook or status changes of one run

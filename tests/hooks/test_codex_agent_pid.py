@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 import agentspool
-from agentspool.spool.commands import hook_command
+from agentspool.adapters.common.commands import hook_command
 from agentspool.spool.read import SpoolReader
 
 

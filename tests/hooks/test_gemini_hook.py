@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from agentspool.adapters.common.commands import hook_argv
 from agentspool.core.runs import write_provider
-from agentspool.spool.commands import hook_argv
 from agentspool.spool.layout import ensure_run_dir
 from agentspool.spool.read import SpoolReader
 

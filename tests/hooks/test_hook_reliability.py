@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 import agentspool
+from agentspool.adapters.common.commands import hook_argv
 from agentspool.errors import RunIdError
 from agentspool.spool import write
-from agentspool.spool.commands import hook_argv
 from agentspool.spool.read import SpoolReader
 
 TEN_MB = 10 * 1024 * 1024

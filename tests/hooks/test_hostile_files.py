@@ -13,8 +13,8 @@ import resource
 import subprocess
 from pathlib import Path
 
+from agentspool.adapters.common.commands import hook_argv
 from agentspool.spool import write
-from agentspool.spool.commands import hook_argv
 from agentspool.spool.read import SpoolReader
 
 BUDGET = 5  # seconds; the hook takes milliseconds, the templates allow 10

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import agentspool
-from agentspool.spool.commands import hook_argv
+from agentspool.adapters.common.commands import hook_argv
 from agentspool.spool.read import SpoolReader
 
 

@@ -21,7 +21,7 @@ from harness import responses_server as rs
 
 import agentspool
 from agentspool.adapters.codex._lifecycle import events as codex_events
-from agentspool.spool import commands
+from agentspool.adapters.common import commands
 
 pytestmark = pytest.mark.live
 

@@ -20,9 +20,9 @@ import pytest
 
 import agentspool
 from agentspool.adapters.codex import Codex
+from agentspool.adapters.common.commands import hook_command
 from agentspool.core.seam import Chat
 from agentspool.errors import CompressedRolloutError, TranscriptGoneError
-from agentspool.spool.commands import hook_command
 
 EPS = 0.0005
 ReplayFactory = Callable[[str], Any]

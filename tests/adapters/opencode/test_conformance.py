@@ -1,24 +1,18 @@
-"""OpenCode passes the shipped conformance suite the way an adapter from another package
-does: it is registered through the ``agentspool.adapters`` entry-point group (not the
-built-in table), so it runs the suite through a subclass naming its adapter and kit."""
+"""OpenCode is a row of the registry's one typed table, and so enrolled in the shipped
+conformance suite (``tests/adapters/test_conformance.py``) like every built-in; the
+entry-point group is for adapters from other packages (``tests/test_outside_adapter.py``)."""
 
 from __future__ import annotations
 
 from agentspool.adapters.opencode import OpenCode
-from agentspool.adapters.opencode._kit import Kit
 from agentspool.adapters.registry import BUILTIN
-from agentspool.adapters.testing import AdapterConformance
+from agentspool.adapters.testing import enrolled
 
 
-class TestOpenCode(AdapterConformance):
-    adapter_class = OpenCode
-    kit_class = Kit
-
-
-def test_registered_as_an_installed_adapter() -> None:
+def test_registered_in_the_built_in_table() -> None:
     import agentspool
     from agentspool.adapters import registry
 
-    assert "opencode" not in BUILTIN
+    assert "opencode" in BUILTIN and "opencode" in enrolled()
     assert "opencode" in agentspool.providers()
     assert isinstance(registry.load("opencode"), OpenCode)

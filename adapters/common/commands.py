@@ -15,7 +15,8 @@ import os
 import shlex
 import sys
 
-import agentspool
+from agentspool.adapters import registry
+from agentspool.spool.layout import HOOK_FAILURES
 
 # Kept on one physical line per statement so it survives JSON and TOML round trips
 # unchanged; `python -c` accepts the newlines.
@@ -46,10 +47,9 @@ _BOOTSTRAP = (
     '"replace")+chr(10).encode());os.close(f)\n'
     " except BaseException:pass"
 )
-HOOK_FAILURES = "hook-failures.log"
-"""In the runtime dir: one line per hook that could not run agentspool's hook at all."""
 
-HOOK_MODULES = ("claude_code", "codex", "gemini_cli")
+HOOK_MODULES = registry.hook_modules()
+"""The modules under ``agentspool.hooks`` a command may name: the registry's table's."""
 INSTALLED_FLAG = "--installed"
 """argv marker of a hook armed once in the CLI's own settings (``agentspool install``):
 it carries no run; the hook derives the run from the agent process."""
@@ -58,7 +58,11 @@ _BOOTSTRAP_MARK = "from agentspool.hooks."
 
 def package_root() -> str:
     """The directory holding the ``agentspool`` package (site-packages, or the editable tree)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(agentspool.__file__)))
+    # <root>/agentspool/adapters/common/commands.py: found from here, not by importing
+    # the facade (no lower layer imports it).
+    return os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    )
 
 
 def hook_argv(

@@ -26,7 +26,7 @@ import msgspec
 
 from agentspool.adapters import registry
 from agentspool.core.seam import InstalledHook
-from agentspool.errors import AgentspoolError
+from agentspool.spool.errors import AgentspoolError
 
 Status = Literal["ok", "broken", "warning", "absent"]
 """``absent``: nothing to check (the provider is not installed, its CLI not on PATH)."""
@@ -96,8 +96,8 @@ def _static_problem(hook: InstalledHook) -> str:
 
 
 def _installed(provider: str) -> list[InstalledHook]:
-    installed_hooks = getattr(registry.load(provider), "installed_hooks", None)
-    return list(installed_hooks()) if installed_hooks is not None else []
+    installer = registry.load(provider).installer
+    return list(installer.installed_hooks()) if installer is not None else []
 
 
 def _mend(provider: str) -> str:
@@ -122,7 +122,7 @@ def broken_installs() -> list[str]:
 def _fire(hook: InstalledHook) -> str:
     """Run the hook once, as its CLI would, against a scratch runtime dir; why nothing
     was recorded, or ``""`` when a spool record was."""
-    from agentspool.spool.commands import HOOK_FAILURES
+    from agentspool.spool.layout import HOOK_FAILURES
     from agentspool.spool.write import EVENTS_FILE
 
     with tempfile.TemporaryDirectory(prefix="agentspool-doctor-") as scratch:
@@ -303,7 +303,7 @@ def _dir_check(name: str, path: str) -> DoctorCheck:
 
 
 def _failures_check(runtime: str) -> DoctorCheck | None:
-    from agentspool.spool.commands import HOOK_FAILURES
+    from agentspool.spool.layout import HOOK_FAILURES
 
     path = os.path.join(runtime, HOOK_FAILURES)
     try:
@@ -398,7 +398,7 @@ def doctor(*, fire: bool = True, versions: bool = True) -> DoctorReport:
     """Every check, in order: per provider its installed hooks (``fire``: each fired
     once against a scratch runtime dir) and its CLI's version (``versions``), then the
     hooks' own failure records, the runtime dir and the data dir."""
-    from agentspool.api import default_store_path
+    from agentspool.history import default_store_path
     from agentspool.spool.layout import default_runtime_dir
 
     checks: list[DoctorCheck] = []

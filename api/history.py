@@ -1,0 +1,111 @@
+"""The history store: where it lives, opening it privately, indexing and searching.
+
+A module of the public API (``agentspool``); the facade re-exports its names.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from agentspool.adapters import registry
+
+if TYPE_CHECKING:
+    from agentspool.core.history import IndexReport
+    from agentspool.core.store import SearchHit, SessionStore
+
+__all__ = ["DATA_DIR_ENV", "default_store_path", "index_history", "open_history", "search_history"]
+
+
+DATA_DIR_ENV = "AGENTSPOOL_DATA_DIR"
+HISTORY_FILE = "history.sqlite"
+
+
+def default_store_path() -> str:
+    """The history store: ``$AGENTSPOOL_DATA_DIR/history.sqlite``, else in the user's
+    data dir (``platformdirs``: ``~/.local/share/agentspool`` on Linux)."""
+    base = os.environ.get(DATA_DIR_ENV, "")
+    if not base:
+        import platformdirs  # only the history commands pay for it (ADR 0023)
+
+        base = platformdirs.user_data_dir("agentspool", appauthor=False)
+    return os.path.join(base, HISTORY_FILE)
+
+
+def open_history(store: str | None = None) -> SessionStore:
+    """The history store (``None``: ``default_store_path()``), created private (dir 0700,
+    file 0600) if it is not there. What ``usage`` and ``show`` read: ``sessions``,
+    ``find_sessions``, ``records``, ``usage_records``, ``search`` (``core/store.py``).
+    Close it (a context manager) when done."""
+    from agentspool.core.store import SessionStore
+
+    path = store or default_store_path()
+    loose = ""
+    if path != ":memory:":
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if store is None:
+            loose = _privatise_data_dir(directory)
+    opened = SessionStore(path)
+    if loose:
+        opened.tightened = ", ".join(filter(None, [opened.tightened, loose]))
+    return opened
+
+
+def _privatise_data_dir(directory: str) -> str:
+    """Tighten agentspool's own data dir (``default_store_path``'s) that group or others
+    could enter; a dir the user named with ``--store`` is theirs to set. ``""`` when it
+    was already private."""
+    import stat
+
+    st = os.stat(directory, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or not st.st_mode & 0o077:
+        return ""
+    os.chmod(directory, 0o700)  # a real dir of ours (lstat above): no symlink to follow
+    return f"its dir mode {stat.S_IMODE(st.st_mode):o}"
+
+
+def index_history(
+    store: str | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    forget_gone: bool = False,
+    wait: bool = True,
+    usage_first: bool = False,
+) -> IndexReport:
+    """Index every transcript every registered provider finds on this machine into the
+    history store, incrementally (``core/history.py``): a file costs what it gained
+    since the last run. ``progress(bytes done, bytes to read)`` after each block.
+    ``forget_gone``: remove the sessions whose file is gone (kept by default).
+    ``wait=False``: return at once (``busy``) if another indexer holds the store.
+    ``usage_first``: store only what ``usage`` reads of files never read before, parsed
+    on every core; their records and search rows wait for the next run without it
+    (ADR 0043), which ``search`` and ``show`` make before they read."""
+    from agentspool.core import history
+
+    adapters = [registry.load(name) for name in registry.names()]
+    with open_history(store) as opened:
+        return history.index_history(
+            opened,
+            adapters,
+            progress=progress,
+            forget_gone=forget_gone,
+            wait=wait,
+            usage_first=usage_first,
+        )
+
+
+def search_history(
+    text: str,
+    *,
+    store: str | None = None,
+    limit: int = 20,
+    provider: str | None = None,
+    marks: tuple[str, str] = ("«", "»"),
+) -> list[SearchHit]:
+    """Records of the history whose text holds every word of ``text`` (``word*``: a
+    prefix), best first; each with its session, time and a snippet whose matched words
+    are between ``marks``. Searches what is indexed (call ``index_history`` first)."""
+    with open_history(store) as opened:
+        return opened.search(text, limit=limit, provider=provider, marks=marks)
