@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import multiprocessing
 import os
 import stat
 import time
@@ -49,7 +48,6 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from agentspool.core.runs import prompt_title
 from agentspool.core.seam import (
     Adapter,
     Message,
@@ -59,7 +57,9 @@ from agentspool.core.seam import (
     TranscriptFile,
     TranscriptGoneError,
 )
-from agentspool.core.store import FileCursor, SessionStore, UsageParse
+from agentspool.core.store import FileCursor, SessionStore
+from agentspool.core.usage_first import usage_parses
+from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
 
 __all__ = ["CHUNK", "FINGERPRINT", "IndexReport", "index_file", "index_history"]
@@ -111,10 +111,6 @@ class _Planned(msgspec.Struct, kw_only=True):
     """For an adapter without resumable parsing: what ``read_session`` reads."""
     estimate: int
     """Bytes this file should cost (for the progress bar)."""
-
-
-class _ChangedWhileReadError(Exception):
-    """The file was replaced while it was parsed: its ingest is rolled back."""
 
 
 def _fingerprint(fd: int, offset: int) -> bytes:
@@ -284,7 +280,7 @@ def index_file(
             if on_block is not None:
                 on_block(parse.offset - before)
         if _identity(_stat(file)) != _identity(st):
-            raise _ChangedWhileReadError(path)
+            raise TranscriptReplacedError(path)
         offset = parse.offset
         ingest.finish(
             count=parse.count,
@@ -304,90 +300,6 @@ def index_file(
             ),
         )
     return verdict, read
-
-
-def usage_parse(adapter: Adapter, path: str, chunk: int = CHUNK) -> UsageParse:
-    """A file's full parse from its first byte, of which only what ``usage`` reads is
-    kept (ADR 0043): the records that carry usage, with the ``seq`` the full parse gives
-    them (it *is* the full parse, so every usage rule holds as it does there), the
-    session's facts, its first prompt's title and its span. Memory follows the block."""
-    history = adapter.history
-    assert history is not None  # the caller chose a file of an adapter that resumes
-    with open(regular_fd(path), "rb", buffering=0) as fh:
-        st = os.fstat(fh.fileno())
-    parse = history.resume_transcript(path, 0, b"")
-    kept: dict[int, tuple[int, str, str, str, str]] = {}
-    title = first = last = ""
-    encode = _encode
-    while True:
-        before = parse.offset
-        for m in parse.read(chunk):
-            if not title:
-                title = prompt_title(m)
-            stamp = m.timestamp
-            if stamp:
-                if not first or stamp < first:
-                    first = stamp
-                last = max(last, stamp)
-            if m.usage is not None:
-                # A record handed out again (its usage changed) replaces the first copy.
-                kept[m.seq] = (m.seq, stamp, m.model, m.message_id, encode(m.usage).decode())
-        if parse.offset == before:
-            break
-    if _identity(os.stat(path)) != _identity(st):
-        raise _ChangedWhileReadError(path)
-    return UsageParse(
-        device=st.st_dev,
-        inode=st.st_ino,
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-        count=parse.count,
-        rows=[kept[seq] for seq in sorted(kept)],
-        facts=parse.facts(),
-        title=title,
-        first=first,
-        last=last,
-    )
-
-
-_encode = msgspec.json.Encoder().encode
-_JOBS: list[tuple[Adapter, str]] = []
-"""The usage-first parses of one run, read by the pool's forked workers by index."""
-POOL_MIN_BYTES = 8 << 20
-"""Below this much to parse, a pool's start costs more than the second core gives."""
-
-
-def _usage_job(n: int) -> tuple[int, UsageParse | BaseException]:
-    adapter, path = _JOBS[n]
-    try:
-        return n, usage_parse(adapter, path)
-    except Exception as exc:  # noqa: BLE001 - handed to the writer, which reports it
-        return n, exc
-
-
-def _usage_parses(
-    jobs: list[tuple[Adapter, str, int]], workers: int | None
-) -> Iterator[tuple[int, UsageParse | BaseException]]:
-    """Each job's ``usage_parse`` (index into ``jobs``, result or failure) as it
-    finishes: on every core by a pool of forked workers (this process writes), the
-    biggest files first; in this process when it is little or there is one core."""
-    cores = workers if workers is not None else len(os.sched_getaffinity(0))
-    total = sum(size for _, _, size in jobs)
-    order = sorted(range(len(jobs)), key=lambda n: -jobs[n][2])
-    if cores < 2 or len(jobs) < 2 or total < POOL_MIN_BYTES:
-        for n in order:
-            _JOBS[:] = [(a, p) for a, p, _ in jobs]
-            yield _usage_job(n)
-        _JOBS.clear()
-        return
-    _JOBS[:] = [(a, p) for a, p, _ in jobs]
-    try:
-        # Forked: the workers have the adapters already, and start in milliseconds.
-        context = multiprocessing.get_context("fork")
-        with context.Pool(min(cores, len(jobs))) as pool:
-            yield from pool.imap_unordered(_usage_job, order)
-    finally:
-        _JOBS.clear()
 
 
 @contextmanager
@@ -566,11 +478,11 @@ def index_history(
 
         if progress is not None:
             progress(0, total)
-        for n, parsed in _usage_parses(usage_plan, workers):
+        for n, parsed in usage_parses(usage_plan, workers):
             adapter, path, size = usage_plan[n]
             if isinstance(parsed, (FileNotFoundError, TranscriptGoneError)):
                 continue  # gone since it was listed: never ingested, nothing to mark
-            if isinstance(parsed, (OSError, _ChangedWhileReadError)):
+            if isinstance(parsed, OSError):
                 report.failed += 1
                 report.errors.append(f"{path}: {parsed}")
                 continue
@@ -599,7 +511,7 @@ def index_history(
                 if key is not None and not key[2]:
                     gone.append(key[0])
                 continue
-            except (OSError, _ChangedWhileReadError) as exc:
+            except OSError as exc:
                 report.failed += 1
                 report.errors.append(f"{item.file.path}: {exc}")
                 continue

@@ -577,7 +577,9 @@ class TranscriptParser:
             return False  # 2.1.328 keeps subagent records out of the main file; older CLIs did
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
-            self.cwd = line.cwd or ""
+            # A first record naming no cwd keeps the one an earlier line named (the
+            # history's ``_find_cwd``), whichever block the two were read in.
+            self.cwd = line.cwd or self.cwd
             self.events.append(
                 ev.SessionStarted(
                     epoch=line.session_id,
