@@ -455,6 +455,9 @@ def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
     return question_dialog(tool_use_id, arguments.get("questions"))
 
 
+_TYPE_SPELLINGS = (b'"type":"%s"', b'"type": "%s"')
+
+
 def _shape_and_members(raw: bytes | memoryview) -> tuple[str, list[str]] | None:
     """A line's shape (``type``, or ``type:<payload type>`` where payloads have kinds)
     and its members: envelope keys, ``payload.<key>`` for the payload's."""
@@ -646,25 +649,32 @@ class RolloutParser:
         shape's name is searched as bytes, so only candidate lines are decoded."""
         data = bytes(block)
         for shape in self._unchecked:
-            needle = b'"type":"%s"' % shape.rpartition(":")[2].encode()
-            at = data.find(needle)
-            while at >= 0:
-                start = data.rfind(b"\n", 0, at) + 1
-                end = data.find(b"\n", at)
-                end = len(data) if end < 0 else end
-                found = _shape_and_members(data[start:end])
+            # A rollout written with a space after each colon (the real-world corpus holds
+            # some) is found by the second spelling, not by decoding every line.
+            if any(self._check_spelled(data, shape, spelling) for spelling in _TYPE_SPELLINGS):
+                continue
+            # Not as expected in the bytes (another spelling): the slow way.
+            for raw in split_lines(memoryview(data)):
+                found = _shape_and_members(raw)
                 if found is not None and found[0] == shape:
                     self.drift.check(shape, found[1])
                     break
-                at = data.find(needle, end)
-            else:
-                # Not as expected in the bytes (another spelling): the slow way.
-                for raw in split_lines(memoryview(data)):
-                    found = _shape_and_members(raw)
-                    if found is not None and found[0] == shape:
-                        self.drift.check(shape, found[1])
-                        break
         self._unchecked.clear()
+
+    def _check_spelled(self, data: bytes, shape: str, spelling: bytes) -> bool:
+        """Check the first line of ``shape`` whose type is spelled so; whether found."""
+        needle = spelling % shape.rpartition(":")[2].encode()
+        at = data.find(needle)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            found = _shape_and_members(data[start:end])
+            if found is not None and found[0] == shape:
+                self.drift.check(shape, found[1])
+                return True
+            at = data.find(needle, end)
+        return False
 
     def _append(self, message: Message) -> None:
         message.seq = self._base + len(self.messages) + 1
