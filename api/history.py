@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from agentspool.adapters import registry
-
+# Neither typing nor the registry at import: ``usage``'s kept answer (cli/usage_kept.py)
+# finds the store through this module before anything else is imported (ADR 0043).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.core.history import IndexReport
     from agentspool.core.store import SearchHit, SessionStore
@@ -82,6 +82,7 @@ def index_history(
     ``usage_first``: store only what ``usage`` reads of files never read before, parsed
     on every core; their records and search rows wait for the next run without it
     (ADR 0043), which ``search`` and ``show`` make before they read."""
+    from agentspool.adapters import registry
     from agentspool.core import history
 
     adapters = [registry.load(name) for name in registry.names()]

@@ -180,7 +180,9 @@ def main() -> int:
         f"({time.perf_counter() - start:.1f} s to make or find); ccusage {version}",
         flush=True,
     )
-    ours_argv = [sys.executable, "-m", "agentspool.cli.main", "usage", "--by", "session", "--json"]
+    # The command a user runs: the console script (``cli/entry.py``).
+    command = os.path.join(os.path.dirname(sys.executable), "agentspool")
+    ours_argv = [command, "usage", "--by", "session", "--json"]
     theirs_argv = [CCUSAGE, "session", "--json", "--offline"]
     firsts: list[float] = []
     laters: list[float] = []

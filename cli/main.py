@@ -1310,8 +1310,17 @@ def _cost(row: UsageRow) -> str:
 def _cmd_usage(args: argparse.Namespace) -> int:
     if args.since and args.until and args.since > args.until:
         return _usage(f"--since {args.since} is after --until {args.until}: nothing between")
+    from agentspool.cli import usage_kept
+
+    watch = usage_kept.Watch(args.store or agentspool.default_store_path())
+    kept = args.json and not args.prices
     if not args.no_index:
-        _index_quietly(args.store, usage_first=True)
+        watch.start()
+        try:
+            indexed = _index_quietly(args.store, usage_first=True)
+        finally:
+            watch.stop()
+        kept = kept and not (indexed.busy or indexed.errors or indexed.tightened)
     report = agentspool.usage(
         by=args.by,
         since=args.since,
@@ -1323,7 +1332,12 @@ def _cmd_usage(args: argparse.Namespace) -> int:
         index=False,
     )
     if args.json:
-        _print_json(report)
+        import msgspec
+
+        output = msgspec.json.encode(report) + b"\n"
+        sys.stdout.buffer.write(output)
+        if kept:
+            usage_kept.keep(args.argv, output, watch)
         return EXIT_OK
     from rich.console import Console
     from rich.table import Table
@@ -1542,12 +1556,13 @@ def _cmd_index(args: argparse.Namespace) -> int:
     return EXIT_ERROR if report.failed else EXIT_OK
 
 
-def _index_quietly(store: str | None, *, usage_first: bool = False) -> None:
+def _index_quietly(store: str | None, *, usage_first: bool = False) -> agentspool.IndexReport:
     """Bring the store up to date before reading it; another indexer at work: read it
     as it is. A file that could not be read is one line on stderr. ``usage_first``:
     only what ``usage`` reads (ADR 0043)."""
     report = _index(store, wait=False, usage_first=usage_first)
     _index_warnings(report, store)
+    return report
 
 
 _BOLD_ON, _BOLD_OFF = "\ue000", "\ue001"
@@ -1735,6 +1750,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     _suggest(parser, argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     if passthrough:
         if args.command == "search":
             args.words = [*args.words, *passthrough]
