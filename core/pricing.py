@@ -57,13 +57,6 @@ class ModelPrice(_Rates, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The first day (UTC) these prices apply; ``None``: before every dated row."""
     long_prompt: LongPrompt | None = None
 
-    def cost_of(self, usage: Usage) -> float | None:
-        """US dollars for one response's usage at these prices (or the long prompt's)."""
-        long_prompt = self.long_prompt
-        if long_prompt is not None and usage.input_tokens > long_prompt.over:
-            return long_prompt.cost(usage)
-        return self.cost(usage)
-
 
 class _PriceFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     taken: dt.date
@@ -99,7 +92,12 @@ class PriceTable:
     def cost(self, model: str, day: dt.date, usage: Usage) -> float | None:
         """US dollars for one response's usage; ``None``: not priced by this table."""
         row = self.price(model, day)
-        return None if row is None else row.cost_of(usage)
+        if row is None:
+            return None
+        long_prompt = row.long_prompt
+        if long_prompt is not None and usage.input_tokens > long_prompt.over:
+            return long_prompt.cost(usage)
+        return row.cost(usage)
 
 
 def load_prices(path: str | None = None) -> PriceTable:

@@ -58,7 +58,7 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from agentspool.core.pricing import ModelPrice, PriceTable
+from agentspool.core.pricing import PriceTable
 from agentspool.core.seam import Usage
 
 __all__ = [
@@ -153,8 +153,6 @@ class _Entry(msgspec.Struct, kw_only=True, gc=False):
     model: str
     message_id: str
     usage: Usage
-    moment: dt.datetime | None
-    """``timestamp`` read, once (``_moment``)."""
 
 
 def _has_tokens(usage: Usage) -> bool:
@@ -190,7 +188,6 @@ def _session_entries(
                 model=message.model,
                 message_id=message.message_id,
                 usage=usage,
-                moment=moment,
             )
         )
     return entries, first, last
@@ -278,9 +275,8 @@ def usage_report(
     """Totals per ``by`` group, and over all (module docstring: every rule)."""
     rows: dict[tuple[str, str], UsageRow] = {}
     total = UsageRow(key="total")
-    in_effect: dict[tuple[str, dt.date], ModelPrice | None] = {}  # (model, UTC day) → price
     for entry in _once(sessions):
-        moment = entry.moment
+        moment = _moment(entry.timestamp) if entry.timestamp else None
         # No zone: the machine's rules for that moment (its offset then, DST and all).
         day = moment.astimezone(tz).date() if moment is not None else None
         if (since is not None or until is not None) and day is None:
@@ -289,15 +285,8 @@ def usage_report(
             (since is not None and day < since) or (until is not None and day > until)
         ):
             continue
-        if moment is None:
-            price_day = dt.date.max
-        else:
-            price_day = (moment if moment.tzinfo is dt.UTC else moment.astimezone(dt.UTC)).date()
-        price_key = (entry.model, price_day)
-        if price_key not in in_effect:
-            in_effect[price_key] = prices.price(entry.model, price_day)
-        price = in_effect[price_key]
-        cost = price.cost_of(entry.usage) if price is not None else None
+        price_day = moment.astimezone(dt.UTC).date() if moment is not None else dt.date.max
+        cost = prices.cost(entry.model, price_day, entry.usage)
         key = _key(entry, by, day.isoformat() if day is not None else "")
         row = rows.get(key)
         if row is None:
