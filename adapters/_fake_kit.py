@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from typing import Any
 
 from agentspool.adapters.fake import Line, emit, locate, write_line
 from agentspool.core import events as ev
@@ -26,56 +27,32 @@ class Kit:
         turn = uuid.uuid4().hex
         call = f"call-{turn}"
         usage = Usage(input_tokens=12, output_tokens=3, cached_input_tokens=4)
-        write_line(path, Line(event=ev.TurnStarted(turn_id=turn, at=2.0)))
-        write_line(
-            path, Line(message=Message(id=f"{turn}-u", kind="text", role="user", text="hello"))
-        )
-        write_line(
-            path,
+        shell: dict[str, Any] = {"tool_name": "Bash", "tool_use_id": call}
+        first: dict[str, Any] = {"message_id": f"{turn}-m1", "usage": usage}
+        lines = [
+            Line(event=ev.TurnStarted(turn_id=turn, at=2.0)),
+            Line(message=Message(id=f"{turn}-u", kind="text", role="user", text="hello")),
             Line(
                 message=Message(
-                    id=f"{turn}-t",
-                    kind="text",
-                    role="assistant",
-                    text="checking",
-                    message_id=f"{turn}-m1",
-                    usage=usage,
+                    id=f"{turn}-t", kind="text", role="assistant", text="checking", **first
                 )
             ),
-        )
-        write_line(
-            path,
             Line(
                 message=Message(
                     id=f"{turn}-c",
                     kind="tool_call",
                     role="assistant",
-                    tool_name="Bash",
-                    tool_use_id=call,
                     tool_input={"command": "echo hi"},
                     presentation="shell",
-                    message_id=f"{turn}-m1",
-                    usage=usage,
+                    **shell,
+                    **first,
                 )
             ),
-        )
-        write_line(path, Line(event=ev.ToolStarted(turn_id=turn, tool_use_id=call, at=2.1)))
-        write_line(
-            path,
+            Line(event=ev.ToolStarted(turn_id=turn, tool_use_id=call, at=2.1)),
             Line(
-                message=Message(
-                    id=f"{turn}-r",
-                    kind="tool_result",
-                    role="tool",
-                    text="hi",
-                    tool_name="Bash",
-                    tool_use_id=call,
-                )
+                message=Message(id=f"{turn}-r", kind="tool_result", role="tool", text="hi", **shell)
             ),
-        )
-        write_line(path, Line(event=ev.ToolFinished(turn_id=turn, tool_use_id=call, at=2.2)))
-        write_line(
-            path,
+            Line(event=ev.ToolFinished(turn_id=turn, tool_use_id=call, at=2.2)),
             Line(
                 message=Message(
                     id=f"{turn}-a",
@@ -86,8 +63,10 @@ class Kit:
                     usage=Usage(input_tokens=20, output_tokens=1),
                 )
             ),
-        )
-        write_line(path, Line(event=ev.TurnStopped(turn_id=turn, at=3.0)))
+            Line(event=ev.TurnStopped(turn_id=turn, at=3.0)),
+        ]
+        for line in lines:
+            write_line(path, line)
         with open(path, "rb") as fh:
             fh.seek(before)
             return fh.read()

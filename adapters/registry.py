@@ -67,10 +67,28 @@ def _gemini_cli() -> Adapter:
     return GeminiCli()
 
 
+def _copilot() -> Adapter:
+    from agentspool.adapters.copilot import Copilot
+
+    return Copilot()
+
+
 def _opencode() -> Adapter:
     from agentspool.adapters.opencode import OpenCode
 
     return OpenCode()
+
+
+def _kimi_code() -> Adapter:
+    from agentspool.adapters.kimi_code import KimiCode
+
+    return KimiCode()
+
+
+def _qwen_code() -> Adapter:
+    from agentspool.adapters.qwen_code import QwenCode
+
+    return QwenCode()
 
 
 # Typed: mypy checks each built-in adapter class against the ``Adapter`` Protocol, all
@@ -80,6 +98,9 @@ BUILTIN: dict[str, Builtin] = {
     "codex": Builtin(_codex, "codex", "agentspool.adapters.codex._kit:Kit"),
     "gemini-cli": Builtin(_gemini_cli, "gemini_cli", "agentspool.adapters.gemini_cli._kit:Kit"),
     "opencode": Builtin(_opencode, "", "agentspool.adapters.opencode._kit:Kit"),
+    "copilot": Builtin(_copilot, "copilot", "agentspool.adapters.copilot._kit:Kit"),
+    "kimi-code": Builtin(_kimi_code, "kimi_code", "agentspool.adapters.kimi_code._kit:Kit"),
+    "qwen-code": Builtin(_qwen_code, "qwen_code", "agentspool.adapters.qwen_code._kit:Kit"),
 }
 _loaded: dict[str, Adapter] = {}
 

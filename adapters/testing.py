@@ -104,6 +104,16 @@ def load_kit(name: str) -> Kit:
     return kit
 
 
+def _prompted(adapter: Adapter, kit: Kit, runtime: str, tmp_path: object) -> str:
+    """A one-turn transcript, and in run ``run-1`` the hooks of a prompt waiting on an
+    approval (skipped for an adapter without live signals)."""
+    if not adapter.capabilities.live_signals:
+        pytest.skip("adapter has no live signals")
+    path = kit.transcript(str(tmp_path), 1)
+    kit.open_prompt(runtime, "run-1", path)
+    return path
+
+
 class AdapterConformance:
     """The suite, as a base class. An adapter outside this package runs it with a
     subclass that names its adapter and kit classes::
@@ -174,10 +184,7 @@ class AdapterConformance:
     def test_empty_path_still_consults_live_signals(
         self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
     ) -> None:
-        if not adapter.capabilities.live_signals:
-            pytest.skip("adapter has no live signals")
-        path = kit.transcript(str(tmp_path), 1)
-        kit.open_prompt(runtime, "run-1", path)
+        _prompted(adapter, kit, runtime, tmp_path)
         chat = adapter.read_chat("run-1", runtime, "")
         assert chat.state in ("needs_input", "question")
         assert chat.messages == []
@@ -410,10 +417,7 @@ class AdapterConformance:
     def test_spool_sig_moves_whenever_a_read_would_answer_otherwise(
         self, adapter: Adapter, kit: Kit, runtime: str, tmp_path: object
     ) -> None:
-        if not adapter.capabilities.live_signals:
-            pytest.skip("adapter has no live signals")
-        path = kit.transcript(str(tmp_path), 1)
-        kit.open_prompt(runtime, "run-1", path)  # its hooks name the transcript
+        path = _prompted(adapter, kit, runtime, tmp_path)  # its hooks name the transcript
 
         def observe() -> tuple[str, bytes]:
             located = adapter.locate_transcript("run-1", runtime)

@@ -98,7 +98,7 @@ if TYPE_CHECKING:
     from agentspool.tidying import TidyReport, TidyRun, tidy
     from agentspool.usage_totals import usage
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 
 _LAZY = {
     **dict.fromkeys(

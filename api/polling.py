@@ -181,14 +181,80 @@ def _sessions_of(provider: str, since: float) -> list[Session]:
     return discovery.sessions(since) if discovery is not None else []
 
 
+class _Polled:
+    """What a poll found so far: each run's signature and summary, the keys read again,
+    the runs that could not be read, the hand-started sessions."""
+
+    def __init__(
+        self,
+        sigs: dict[str, str],
+        found: dict[str, RunSummary],
+        changed: list[str],
+        warnings: dict[str, str],
+    ) -> None:
+        self.sigs, self.found, self.changed, self.warnings = sigs, found, changed, warnings
+        self.unarmed: dict[str, Session] = {}
+        self.quiet: list[str] = []
+        """Sessions whose process is not known to run."""
+
+
+def _session_listing(
+    before: RunPoll, names: list[str], sessions: bool, *, discover: bool
+) -> list[tuple[str, Session]]:
+    """The hand-started sessions to poll (``sessions``): found anew when discovering,
+    else the last poll's."""
+    if not sessions:
+        return []
+    if not discover:
+        return [(key.partition(":")[0], s) for key, s in before.sessions.items()]
+    import time
+
+    since = time.time() - RECENT_SESSIONS
+    return [(provider, session) for provider in names for session in _sessions_of(provider, since)]
+
+
+def _poll_session(
+    before: RunPoll,
+    provider: str,
+    session: Session,
+    polled: _Polled,
+) -> None:
+    """One hand-started session, read again if what it watches moved."""
+    from agentspool.core import runs
+    from agentspool.core.reader import read_session
+    from agentspool.spool.signature import paths_sig
+
+    key = f"{provider}:session:{session.session_id}"
+    # /proc/<pid>/exe: a killed agent left unreaped keeps /proc/<pid> but not it
+    proc = (f"/proc/{session.pid}", f"/proc/{session.pid}/exe") if session.pid else ()
+    watched = (session.transcript_path, *session.watched, *proc)
+    sig = f"{session.process}+{paths_sig(watched)}"
+    summary = before.runs.get(key)
+    if summary is None or before.sigs.get(key) != sig:
+        try:
+            chat = read_session(registry.load(provider), session)
+        except TranscriptGoneError:
+            return  # deleted between the listing and the read
+        except UNREADABLE_RUN as exc:
+            polled.warnings[key] = unreadable_run(provider, session.session_id, exc)
+            return
+        summary = runs.summarize(provider, "", chat)
+        polled.changed.append(key)
+        if chat.process != "alive":
+            polled.quiet.append(key)
+    elif key in before.quiet:
+        polled.quiet.append(key)
+    polled.sigs[key] = sig
+    polled.unarmed[key] = session
+    polled.found[key] = summary
+
+
 def _poll_all(
     before: RunPoll, runtime: str, *, include_ended: bool, sessions: bool, discover: bool
 ) -> RunPoll:
-    import time
 
     from agentspool.core import runs
-    from agentspool.core.reader import read_session
-    from agentspool.spool.signature import listing_stamp, paths_sig, spool_stamps
+    from agentspool.spool.signature import listing_stamp, spool_stamps
 
     names = registry.names()
     runtime_stamp = listing_stamp(runtime)  # before the listing: a run dir made after moves it
@@ -210,52 +276,18 @@ def _poll_all(
         if read:
             changed.append(key)
     covered = {c for s in found.values() for c in (s.session_id, s.transcript_path)} - {""}
-    unarmed: dict[str, Session] = {}
-    quiet: list[str] = []  # sessions whose process is not known to run
-    if sessions:
-        if discover:
-            since = time.time() - RECENT_SESSIONS
-            listing = [
-                (provider, session)
-                for provider in names
-                for session in _sessions_of(provider, since)
-            ]
-        else:
-            listing = [(key.partition(":")[0], s) for key, s in before.sessions.items()]
-        for provider, session in listing:
-            if session.session_id in covered or session.transcript_path in covered:
-                continue
-            key = f"{provider}:session:{session.session_id}"
-            # /proc/<pid>/exe: a killed agent left unreaped keeps /proc/<pid> but not it
-            proc = (f"/proc/{session.pid}", f"/proc/{session.pid}/exe") if session.pid else ()
-            watched = (session.transcript_path, *session.watched, *proc)
-            sig = f"{session.process}+{paths_sig(watched)}"
-            summary = before.runs.get(key)
-            if summary is None or before.sigs.get(key) != sig:
-                try:
-                    chat = read_session(registry.load(provider), session)
-                except TranscriptGoneError:
-                    continue  # deleted between the listing and the read
-                except UNREADABLE_RUN as exc:
-                    warnings[key] = unreadable_run(provider, session.session_id, exc)
-                    continue
-                summary = runs.summarize(provider, "", chat)
-                changed.append(key)
-                if chat.process != "alive":
-                    quiet.append(key)
-            elif key in before.quiet:
-                quiet.append(key)
-            sigs[key] = sig
-            unarmed[key] = session
-            found[key] = summary
+    polled = _Polled(sigs, found, changed, warnings)
+    for provider, session in _session_listing(before, names, sessions, discover=discover):
+        if session.session_id not in covered and session.transcript_path not in covered:
+            _poll_session(before, provider, session, polled)
     changed += [key for key in before.sigs if key not in sigs]
     return _finish(
         found,
         include_ended=include_ended,
         sigs=sigs,
         changed=changed,
-        sessions=unarmed,
-        quiet=quiet,
+        sessions=polled.unarmed,
+        quiet=polled.quiet,
         stamps={f"{ref.provider}:{ref.run_id}": stamps.get(ref.run_id, "") for ref in refs},
         listing=runtime_stamp,
         warnings=warnings,

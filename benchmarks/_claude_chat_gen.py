@@ -192,89 +192,9 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
     parent = user
     requests = rng.randint(6, 24)
     for r in range(requests):
-        msg_id = f"msg_{_uid(rng).replace('-', '')[:24]}"
-        usage = {
-            "input_tokens": rng.randint(1, 50),
-            "output_tokens": rng.randint(20, 900),
-            "cache_creation_input_tokens": rng.randint(0, 4000),
-            "cache_read_input_tokens": rng.randint(10000, 90000),
-            "service_tier": "standard",
-        }
-        lines.append(
-            {
-                "type": "api-request",
-                "sessionId": SESSION,
-                "id": _uid(rng),
-                "timestamp": _stamp(i),
-                "version": "2.1.328",
-                "querySource": "repl_main_thread",
-                "params": {"model": "claude-sonnet-4-5", "max_tokens": 32000},
-                "tail": [uuid.UUID(int=rng.getrandbits(128)).hex for _ in range(12)],
-            }
+        parent = _request(
+            lines, base, i, rng, parent=parent, prompt_id=prompt_id, last=r == requests - 1
         )
-        last = r == requests - 1
-        blocks: list[dict[str, object]] = []
-        if rng.random() < 0.4:
-            thought = _PROSE * rng.randint(1, 8)
-            blocks.append({"type": "thinking", "thinking": thought, "signature": "Eq" * 200})
-        if last or rng.random() < 0.5:
-            blocks.append({"type": "text", "text": _PROSE[: rng.randint(60, len(_PROSE))]})
-        call = None if last else _tool(rng)
-        if call is not None:
-            tool_id = f"toolu_{_uid(rng).replace('-', '')[:24]}"
-            blocks.append({"type": "tool_use", "id": tool_id, "name": call[0], "input": call[1]})
-        for index, block in enumerate(blocks):
-            uid = _uid(rng)
-            lines.append(
-                {
-                    **base,
-                    "type": "assistant",
-                    "uuid": uid,
-                    "parentUuid": parent,
-                    "timestamp": _stamp(i),
-                    "requestId": "req_" + msg_id[4:],
-                    "apiBlockIndex": index,
-                    "message": {
-                        "id": msg_id,
-                        "model": "claude-sonnet-4-5",
-                        "role": "assistant",
-                        "type": "message",
-                        "stop_reason": "end_turn" if last else "tool_use",
-                        "usage": usage,
-                        "content": [block],
-                    },
-                }
-            )
-            parent = uid
-        for kind in ("last-prompt", "mode", "permission-mode", "atis-latch"):
-            lines.append({"type": kind, "sessionId": SESSION, "leafUuid": parent})
-        if call is None:
-            continue
-        result_uid = _uid(rng)
-        lines.append(
-            {
-                **base,
-                "type": "user",
-                "uuid": result_uid,
-                "parentUuid": parent,
-                "promptId": prompt_id,
-                "timestamp": _stamp(i),
-                "sourceToolAssistantUUID": parent,
-                "toolUseResult": call[3],
-                "message": {
-                    "role": "user",
-                    "content": [
-                        {
-                            "tool_use_id": tool_id,
-                            "type": "tool_result",
-                            "content": call[2],
-                            "is_error": False,
-                        }
-                    ],
-                },
-            }
-        )
-        parent = result_uid
     for subtype, extra in (
         ("stop_hook_summary", {"hookCount": 1, "hookInfos": [{"command": "x", "durationMs": 9}]}),
         ("turn_duration", {"durationMs": 4000, "isMeta": False}),
@@ -291,6 +211,102 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
             }
         )
     return lines
+
+
+def _request(
+    lines: list[dict[str, object]],
+    base: dict[str, object],
+    i: int,
+    rng: random.Random,
+    *,
+    parent: str,
+    prompt_id: str,
+    last: bool,
+) -> str:
+    """One API request: its record, the response's content blocks (a line each), the
+    tool's result; the uuid of the last line written is returned (the next one's parent)."""
+    msg_id = f"msg_{_uid(rng).replace('-', '')[:24]}"
+    usage = {
+        "input_tokens": rng.randint(1, 50),
+        "output_tokens": rng.randint(20, 900),
+        "cache_creation_input_tokens": rng.randint(0, 4000),
+        "cache_read_input_tokens": rng.randint(10000, 90000),
+        "service_tier": "standard",
+    }
+    lines.append(
+        {
+            "type": "api-request",
+            "sessionId": SESSION,
+            "id": _uid(rng),
+            "timestamp": _stamp(i),
+            "version": "2.1.328",
+            "querySource": "repl_main_thread",
+            "params": {"model": "claude-sonnet-4-5", "max_tokens": 32000},
+            "tail": [uuid.UUID(int=rng.getrandbits(128)).hex for _ in range(12)],
+        }
+    )
+    blocks, call, tool_id = _response_blocks(rng, last)
+    message = {
+        "id": msg_id,
+        "model": "claude-sonnet-4-5",
+        "role": "assistant",
+        "type": "message",
+        "stop_reason": "end_turn" if last else "tool_use",
+        "usage": usage,
+    }
+    for index, block in enumerate(blocks):
+        uid = _uid(rng)
+        lines.append(
+            {
+                **base,
+                "type": "assistant",
+                "uuid": uid,
+                "parentUuid": parent,
+                "timestamp": _stamp(i),
+                "requestId": "req_" + msg_id[4:],
+                "apiBlockIndex": index,
+                "message": {**message, "content": [block]},
+            }
+        )
+        parent = uid
+    for kind in ("last-prompt", "mode", "permission-mode", "atis-latch"):
+        lines.append({"type": kind, "sessionId": SESSION, "leafUuid": parent})
+    if call is None:
+        return parent
+    result = {"tool_use_id": tool_id, "type": "tool_result", "content": call[2], "is_error": False}
+    result_uid = _uid(rng)
+    lines.append(
+        {
+            **base,
+            "type": "user",
+            "uuid": result_uid,
+            "parentUuid": parent,
+            "promptId": prompt_id,
+            "timestamp": _stamp(i),
+            "sourceToolAssistantUUID": parent,
+            "toolUseResult": call[3],
+            "message": {"role": "user", "content": [result]},
+        }
+    )
+    return result_uid
+
+
+def _response_blocks(
+    rng: random.Random, last: bool
+) -> tuple[list[dict[str, object]], tuple[str, dict[str, object], str, object] | None, str]:
+    """A response's content blocks (thinking, text, a tool call), the call, its id."""
+    blocks: list[dict[str, object]] = []
+    if rng.random() < 0.4:
+        thought = _PROSE * rng.randint(1, 8)
+        blocks.append({"type": "thinking", "thinking": thought, "signature": "Eq" * 200})
+    if last or rng.random() < 0.5:
+        blocks.append({"type": "text", "text": _PROSE[: rng.randint(60, len(_PROSE))]})
+    call = None if last else _tool(rng)
+    tool_id = ""
+    if call is not None:
+        tool_id = f"toolu_{_uid(rng).replace('-', '')[:24]}"
+        blocks.append({"type": "tool_use", "id": tool_id, "name": call[0], "input": call[1]})
+    return blocks, call, tool_id
 
 
 def _encode(lines: list[dict[str, object]]) -> str:

@@ -62,21 +62,25 @@ def _request(
     return [snapshot, blob, request]
 
 
+# The fields every conversation record of the session carries.
+_BASE: dict[str, object] = {
+    "isSidechain": False,
+    "sessionId": SESSION,
+    "cwd": "/srv/project",
+    "version": "2.1.328",
+    "gitBranch": "main",
+    "userType": "external",
+    "entrypoint": "cli",
+}
+
+
 def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
     prompt_id, user = (
         str(uuid.UUID(int=rng.getrandbits(128))),
         str(uuid.UUID(int=rng.getrandbits(128))),
     )
     a1, a2, tr, a3 = (str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(4))
-    base = {
-        "isSidechain": False,
-        "sessionId": SESSION,
-        "cwd": "/srv/project",
-        "version": "2.1.328",
-        "gitBranch": "main",
-        "userType": "external",
-        "entrypoint": "cli",
-    }
+    base = _BASE
     words = " ".join(
         rng.choice(["alpha", "beta", "gamma", "delta", "file", "test", "fix"])
         for _ in range(rng.randint(20, 120))
@@ -90,6 +94,67 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
         "service_tier": "standard",
     }
     tool_id = f"toolu_{uuid.UUID(int=rng.getrandbits(128)).hex[:24]}"
+    lines = _prompt(base, i, user, prompt_id, words)
+    lines += _request(base, user, i, rng)
+    said = [{"type": "text", "text": words}]
+    lines.append(
+        _answer(
+            base,
+            i,
+            a1,
+            user,
+            message_id=msg_id,
+            stop_reason="tool_use",
+            usage=usage,
+            content=said,
+            block=0,
+        )
+    )
+    call = {
+        "type": "tool_use",
+        "id": tool_id,
+        "name": "Bash",
+        "input": {"command": f"grep -r {words[:40]!r} .", "description": "Search"},
+    }
+    lines.append(
+        _answer(
+            base,
+            i,
+            a2,
+            a1,
+            message_id=msg_id,
+            stop_reason="tool_use",
+            usage=usage,
+            content=[call],
+            block=1,
+        )
+    )
+    for kind in ("last-prompt", "mode", "permission-mode", "atis-latch"):
+        lines.append({"type": kind, "sessionId": SESSION, "leafUuid": a2})
+    lines.append(_tool_result(base, i, (tr, a2, prompt_id, tool_id), words * 20))
+    lines += _request(base, tr, i, rng)
+    msg2 = f"msg_{uuid.UUID(int=rng.getrandbits(128)).hex[:24]}"
+    done = [{"type": "text", "text": "Done. " + words[:200]}]
+    lines.append(
+        _answer(
+            base,
+            i,
+            a3,
+            tr,
+            message_id=msg2,
+            stop_reason="end_turn",
+            usage=usage,
+            content=done,
+            request="req_y",
+        )
+    )
+    return lines + _turn_end(base, i, a3)
+
+
+def _prompt(
+    base: dict[str, object], i: int, user: str, prompt_id: str, words: str
+) -> list[dict[str, object]]:
+    """The prompt, and the context attachments each turn writes after it."""
     lines: list[dict[str, object]] = [
         {
             "type": "file-history-snapshot",
@@ -125,127 +190,95 @@ def turn_lines(i: int, rng: random.Random) -> list[dict[str, object]]:
             ("skill_listing", 13600),
             ("agent_listing_delta", 6000),
         ]
-    for kind, size in kinds:
-        lines.append(_attachment(base, user, i, kind, size))
-    lines += _request(base, user, i, rng)
-    lines.append(
-        {
-            **base,
-            "type": "assistant",
-            "uuid": a1,
-            "parentUuid": user,
-            "timestamp": _stamp(i),
-            "requestId": "req_x",
-            "apiBlockIndex": 0,
-            "message": {
-                "id": msg_id,
-                "model": "claude-sonnet-4-5",
-                "role": "assistant",
-                "type": "message",
-                "stop_reason": "tool_use",
-                "usage": usage,
-                "content": [{"type": "text", "text": words}],
-            },
-        }
-    )
-    lines.append(
-        {
-            **base,
-            "type": "assistant",
-            "uuid": a2,
-            "parentUuid": a1,
-            "timestamp": _stamp(i),
-            "requestId": "req_x",
-            "apiBlockIndex": 1,
-            "message": {
-                "id": msg_id,
-                "model": "claude-sonnet-4-5",
-                "role": "assistant",
-                "type": "message",
-                "stop_reason": "tool_use",
-                "usage": usage,
-                "content": [
-                    {
-                        "type": "tool_use",
-                        "id": tool_id,
-                        "name": "Bash",
-                        "input": {"command": f"grep -r {words[:40]!r} .", "description": "Search"},
-                    }
-                ],
-            },
-        }
-    )
-    for kind in ("last-prompt", "mode", "permission-mode", "atis-latch"):
-        lines.append({"type": kind, "sessionId": SESSION, "leafUuid": a2})
-    lines.append(
-        {
-            **base,
-            "type": "user",
-            "uuid": tr,
-            "parentUuid": a2,
-            "promptId": prompt_id,
-            "timestamp": _stamp(i),
-            "sourceToolAssistantUUID": a2,
-            "toolUseResult": {"stdout": words * 20, "stderr": "", "interrupted": False},
-            "message": {
-                "role": "user",
-                "content": [
-                    {
-                        "tool_use_id": tool_id,
-                        "type": "tool_result",
-                        "content": words * 20,
-                        "is_error": False,
-                    }
-                ],
-            },
-        }
-    )
-    lines += _request(base, tr, i, rng)
-    msg2 = f"msg_{uuid.UUID(int=rng.getrandbits(128)).hex[:24]}"
-    lines.append(
-        {
-            **base,
-            "type": "assistant",
-            "uuid": a3,
-            "parentUuid": tr,
-            "timestamp": _stamp(i),
-            "requestId": "req_y",
-            "message": {
-                "id": msg2,
-                "model": "claude-sonnet-4-5",
-                "role": "assistant",
-                "type": "message",
-                "stop_reason": "end_turn",
-                "usage": usage,
-                "content": [{"type": "text", "text": "Done. " + words[:200]}],
-            },
-        }
-    )
-    lines.append(
+    return lines + [_attachment(base, user, i, kind, size) for kind, size in kinds]
+
+
+def _answer(
+    base: dict[str, object],
+    i: int,
+    uid: str,
+    parent: str,
+    *,
+    message_id: str,
+    stop_reason: str,
+    usage: dict[str, object],
+    content: list[dict[str, object]],
+    request: str = "req_x",
+    block: int | None = None,
+) -> dict[str, object]:
+    """An assistant line: one content block of response ``message_id``."""
+    index = {} if block is None else {"apiBlockIndex": block}
+    return {
+        **base,
+        "type": "assistant",
+        "uuid": uid,
+        "parentUuid": parent,
+        "timestamp": _stamp(i),
+        "requestId": request,
+        **index,
+        "message": {
+            "id": message_id,
+            "model": "claude-sonnet-4-5",
+            "role": "assistant",
+            "type": "message",
+            "stop_reason": stop_reason,
+            "usage": usage,
+            "content": content,
+        },
+    }
+
+
+def _tool_result(
+    base: dict[str, object], i: int, ids: tuple[str, str, str, str], output: str
+) -> dict[str, object]:
+    uid, call, prompt_id, tool_id = ids
+    return {
+        **base,
+        "type": "user",
+        "uuid": uid,
+        "parentUuid": call,
+        "promptId": prompt_id,
+        "timestamp": _stamp(i),
+        "sourceToolAssistantUUID": call,
+        "toolUseResult": {"stdout": output, "stderr": "", "interrupted": False},
+        "message": {
+            "role": "user",
+            "content": [
+                {
+                    "tool_use_id": tool_id,
+                    "type": "tool_result",
+                    "content": output,
+                    "is_error": False,
+                }
+            ],
+        },
+    }
+
+
+def _turn_end(base: dict[str, object], i: int, last: str) -> list[dict[str, object]]:
+    """The Stop hook's summary and ``turn_duration``."""
+    return [
         {
             **base,
             "type": "system",
             "subtype": "stop_hook_summary",
             "uuid": str(uuid.uuid4()),
-            "parentUuid": a3,
+            "parentUuid": last,
             "timestamp": _stamp(i),
             "hookCount": 1,
             "hookInfos": [{"command": "x", "durationMs": 9}],
-        }
-    )
-    lines.append(
+        },
         {
             **base,
             "type": "system",
             "subtype": "turn_duration",
             "uuid": str(uuid.uuid4()),
-            "parentUuid": a3,
+            "parentUuid": last,
             "timestamp": _stamp(i),
             "durationMs": 4000,
             "isMeta": False,
-        }
-    )
-    return lines
+        },
+    ]
 
 
 # Key order of 2.1.328's records, as seen in tests/live/captures/claude-code/.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import uuid
+from typing import Any
 
 THREAD = "01a229c1-2e8b-79d3-86e5-00000000beef"
 
@@ -58,24 +59,9 @@ def _meta(writer: _Writer) -> str:
     )
 
 
-def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
-    turn = str(uuid.UUID(int=rng.getrandbits(128)))
-    call = f"call_{i}_0"
-    words = " ".join(
-        rng.choice(["alpha", "beta", "gamma", "delta", "file", "test", "fix"])
-        for _ in range(rng.randint(20, 120))
-    )
-    passthrough = {"internal_chat_message_metadata_passthrough": {"turn_id": turn}}
-    meta = {"metadata": {"history_sequence": i, "sampled_through_sequence": i}}
-    usage = {
-        "input_tokens": rng.randint(1000, 60000),
-        "cached_input_tokens": rng.randint(0, 900),
-        "cache_write_input_tokens": 0,
-        "output_tokens": rng.randint(10, 900),
-        "reasoning_output_tokens": rng.randint(0, 300),
-        "total_tokens": 0,
-    }
-    out = [
+def _opening(writer: _Writer, i: int, turn: str) -> list[str]:
+    """The settings snapshot, ``task_started`` and the turn context."""
+    return [
         writer.line(
             i,
             "event_msg",
@@ -118,6 +104,20 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
                 "sandbox_policy": _SETTINGS[:2500],
             },
         ),
+    ]
+
+
+def _prompt(
+    writer: _Writer,
+    i: int,
+    turn: str,
+    *,
+    words: str,
+    passthrough: dict[str, Any],
+    meta: dict[str, Any],
+) -> list[str]:
+    """The prompt (its response item and UI event) and the reasoning."""
+    return [
         writer.line(
             i,
             "response_item",
@@ -156,6 +156,22 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
             },
             **meta,
         ),
+    ]
+
+
+def _command(
+    writer: _Writer,
+    i: int,
+    turn: str,
+    *,
+    call: str,
+    words: str,
+    passthrough: dict[str, Any],
+    meta: dict[str, Any],
+    usage: dict[str, int],
+) -> list[str]:
+    """An ``exec_command`` call, its response priced, its run and its output."""
+    return [
         writer.line(
             i,
             "response_item",
@@ -212,6 +228,21 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
             },
             **meta,
         ),
+    ]
+
+
+def _closing(
+    writer: _Writer,
+    i: int,
+    turn: str,
+    *,
+    words: str,
+    passthrough: dict[str, Any],
+    meta: dict[str, Any],
+    usage: dict[str, int],
+) -> list[str]:
+    """The answer, its usage (record and ``token_count``), ``task_complete``."""
+    return [
         writer.line(
             i,
             "response_item",
@@ -260,7 +291,44 @@ def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
             },
         ),
     ]
-    return "".join(out)
+
+
+def turn_lines(writer: _Writer, i: int, rng: random.Random) -> str:
+    turn = str(uuid.UUID(int=rng.getrandbits(128)))
+    call = f"call_{i}_0"
+    words = " ".join(
+        rng.choice(["alpha", "beta", "gamma", "delta", "file", "test", "fix"])
+        for _ in range(rng.randint(20, 120))
+    )
+    passthrough = {"internal_chat_message_metadata_passthrough": {"turn_id": turn}}
+    meta = {"metadata": {"history_sequence": i, "sampled_through_sequence": i}}
+    usage = {
+        "input_tokens": rng.randint(1000, 60000),
+        "cached_input_tokens": rng.randint(0, 900),
+        "cache_write_input_tokens": 0,
+        "output_tokens": rng.randint(10, 900),
+        "reasoning_output_tokens": rng.randint(0, 300),
+        "total_tokens": 0,
+    }
+    return "".join(
+        [
+            *_opening(writer, i, turn),
+            *_prompt(writer, i, turn, words=words, passthrough=passthrough, meta=meta),
+            *_command(
+                writer,
+                i,
+                turn,
+                call=call,
+                words=words,
+                passthrough=passthrough,
+                meta=meta,
+                usage=usage,
+            ),
+            *_closing(
+                writer, i, turn, words=words, passthrough=passthrough, meta=meta, usage=usage
+            ),
+        ]
+    )
 
 
 def write(path: str, size: int, seed: int = 7) -> int:

@@ -99,6 +99,14 @@ def main() -> int:
             if a.startswith("hooks.PostToolUse=")
         )
         codex_env = {**os.environ, **codex.env}
+        # Copilot CLI's: armed by the run's plugin dir; its agent is the parent, past a shell.
+        copilot = agentspool.setup("copilot", "bench-copilot", runtime)
+        with open(copilot.settings_path, encoding="utf-8") as fh:
+            copilot_command = json.load(fh)["hooks"]["postToolUse"][0]["bash"]
+        # Qwen Code's run hook: its run baked in; the agent is the hook's parent.
+        qwen = agentspool.setup("qwen-code", "bench-qwen", runtime)
+        with open(qwen.settings_path, encoding="utf-8") as fh:
+            qwen_command = json.load(fh)["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
         # Installed hooks: the run comes from the agent process, in the default runtime
         # dir ($AGENTSPOOL_RUNTIME_DIR here); no run id in the environment.
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSPOOL_")}
@@ -107,6 +115,10 @@ def main() -> int:
         installed_codex = shlex.join(hook_argv("codex", "PostToolUse", installed=True))
         # Gemini CLI's looks for a wrapper's run in the agent's /proc/<pid>/environ first.
         installed_gemini = shlex.join(hook_argv("gemini_cli", "AfterTool", installed=True))
+        installed_copilot = shlex.join(hook_argv("copilot", "postToolUse", installed=True))
+        installed_qwen = shlex.join(hook_argv("qwen_code", "PostToolUse", installed=True))
+        # Kimi Code's (installed only) also looks for a wrapper's run in the agent's environ.
+        installed_kimi = shlex.join(hook_argv("kimi_code", "PermissionRequest", installed=True))
         bare = shlex.join([sys.executable, "-I", "-S", "-c", "pass"])
         pairs: dict[str, Pair] = {
             "hook": (shlex.split(command), PAYLOAD, None),
@@ -119,6 +131,11 @@ def main() -> int:
             ),
             "inst. codex": (shlex.split(installed_codex), PAYLOAD, installed_env),
             "inst. gemini": (shlex.split(installed_gemini), PAYLOAD, installed_env),
+            "copilot hook": (shlex.split(copilot_command), PAYLOAD, None),
+            "inst. copilot": (shlex.split(installed_copilot), PAYLOAD, installed_env),
+            "qwen hook": (shlex.split(qwen_command), PAYLOAD, None),
+            "inst. qwen": (shlex.split(installed_qwen), PAYLOAD, installed_env),
+            "inst. kimi": (shlex.split(installed_kimi), PAYLOAD, installed_env),
             "sh -c hook": (["/bin/sh", "-c", command], PAYLOAD, None),
             "sh -c bare": (["/bin/sh", "-c", bare], PAYLOAD, None),
         }
@@ -134,6 +151,11 @@ def main() -> int:
     print(f"ratio codex hook/bare (median): {med['codex hook'] / med['bare']:.2f}")
     print(f"ratio installed codex hook/bare (median): {med['inst. codex'] / med['bare']:.2f}")
     print(f"ratio installed gemini hook/bare (median): {med['inst. gemini'] / med['bare']:.2f}")
+    print(f"ratio copilot hook/bare (median): {med['copilot hook'] / med['bare']:.2f}")
+    print(f"ratio installed copilot hook/bare (median): {med['inst. copilot'] / med['bare']:.2f}")
+    print(f"ratio qwen hook/bare (median): {med['qwen hook'] / med['bare']:.2f}")
+    print(f"ratio installed qwen hook/bare (median): {med['inst. qwen'] / med['bare']:.2f}")
+    print(f"ratio installed kimi hook/bare (median): {med['inst. kimi'] / med['bare']:.2f}")
     print(f"ratio installed hook/bare (median): {med['installed'] / med['bare']:.2f}")
     print(f"ratio hook/bare (median): {med['hook'] / med['bare']:.2f}")
     return 0

@@ -150,14 +150,18 @@ def _load() -> str:
     return f"load {os.getloadavg()[0]:.2f}"
 
 
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=500, help="corpus size (default 500)")
     parser.add_argument("--files", type=int, default=120)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--later", type=int, default=3, help="later runs per round")
     parser.add_argument("--fresh", action="store_true", help="generate the corpus again")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def _pinned_ccusage() -> str:
+    """The pinned ccusage's version line (it must be the pinned one)."""
     if not os.access(CCUSAGE, os.X_OK):
         raise SystemExit(f"no ccusage at {CCUSAGE}: run `make install`")
     version = subprocess.run(
@@ -165,6 +169,12 @@ def main() -> int:
     ).stdout.strip()
     if CCUSAGE_VERSION not in version:
         raise SystemExit(f"ccusage {version!r}, not the pinned {CCUSAGE_VERSION}")
+    return version
+
+
+def main() -> int:
+    args = _arguments()
+    version = _pinned_ccusage()
     root = os.path.join(
         tempfile.gettempdir(),
         f"agentspool-usage-corpus-v{CORPUS_VERSION}-{args.files}-{args.mb}",

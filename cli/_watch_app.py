@@ -11,11 +11,15 @@ full read) only on Enter, for the run the operator asked about.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.console import Group
 from rich.markup import escape as markup_escape
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -28,41 +32,24 @@ from textual.widgets import Footer, Header, Input, Static
 import agentspool
 from agentspool import AgentspoolError, RunSummary
 from agentspool.cli._terminal import one_line
-from agentspool.cli.render import GAP, HEADERS, RunRow, ago, cut, fit, run_row
+from agentspool.cli.render import Col, rows_table
+from agentspool.cli.render import runs as render_runs
+from agentspool.cli.render.runs import (
+    Line,
+    RunRow,
+    Widths,
+    ago,
+    fit,
+    header_line,
+    line_parts,
+    run_row,
+)
 from agentspool.cli.watch import WAITING, Follower, _waits
 
 LAST_MESSAGES = 6
-STATE_STYLES = {
-    "question": Style(color="magenta", bold=True),
-    "needs_input": Style(color="yellow", bold=True),
-    "working": Style(color="green"),
-    "idle": Style(dim=True),
-}
+# The row's style, parsed once: a repaint copies the visible rows, styles and all.
+STYLES = {style: Style.parse(style) for style in render_runs.STATE_STYLES.values()}
 CURSOR = Style(reverse=True)
-Line = tuple[str, str, str, Style | None]
-"""A row: the text before the state column, the state cell, the rest, the state's style."""
-Widths = tuple[tuple[str, int], ...]
-"""The columns drawn and their widths (``render.fit``)."""
-
-
-def _cells(row: RunRow, widths: Widths) -> Line:
-    """A row laid out in the columns ``widths`` names (``render.fit``: the same as ``ls``)."""
-    parts: dict[str, str] = {}
-    for name, width in widths:
-        text = cut(row.cell(name), width)
-        parts[name] = text.rjust(width) if name == "for" else text.ljust(width)
-    gap = " " * GAP
-    before = "".join(parts[n] + gap for n, _ in widths if n in ("provider", "run"))
-    after = gap + gap.join(parts[n] for n, _ in widths if n not in ("provider", "run", "state"))
-    return before, parts["state"], after.rstrip(), STATE_STYLES.get(row.wire)
-
-
-def _header(widths: Widths) -> str:
-    return (
-        (" " * GAP)
-        .join(HEADERS[n].rjust(w) if n == "for" else HEADERS[n].ljust(w) for n, w in widths)
-        .rstrip()
-    )
 
 
 def escape(text: str) -> str:
@@ -135,7 +122,7 @@ class RunList(ScrollView, can_focus=True):
         text_width = len(before) + len(state)
         segments = [
             Segment(before),
-            Segment(state, style),
+            Segment(state, STYLES.get(style)),
             Segment(after[: max(0, width - text_width)]),
         ]
         strip = Strip(segments).adjust_cell_length(width)
@@ -171,7 +158,7 @@ class WatchApp(App[None]):
         self.widths: Widths = ()
         self.detail_of: RunSummary | None = None
         """The run the detail pane was drawn from."""
-        self.detail_text = ""
+        self.detail_shown: Detail = []
         self.selected = ""
         self.evidence_for = ""
         self.interrupted = False
@@ -243,12 +230,12 @@ class WatchApp(App[None]):
         relayout = widths != self.widths
         if relayout:
             self.widths = widths
-            self.query_one("#columns", Static).update(escape(_header(widths)))
+            self.query_one("#columns", Static).update(escape(header_line(widths)))
         rows = {}
         for key, run in runs.items():
             row = self.rows.get(key)
             if relayout or row is None or row[1] is not cells[key]:
-                row = (run, cells[key], _cells(cells[key], widths))
+                row = (run, cells[key], line_parts(cells[key], widths))
             rows[key] = row
         self.rows = rows
         self.query_one(RunList).set_rows(list(rows), [line for _, _, line in rows.values()])
@@ -283,7 +270,7 @@ class WatchApp(App[None]):
             self.redraw()  # what it waits on needs wider columns: lay every row out again
             return
         for key, row in fresh.items():
-            self.rows[key] = (poll.runs[key], row, _cells(row, self.widths))
+            self.rows[key] = (poll.runs[key], row, line_parts(row, self.widths))
         self.query_one(RunList).set_rows(
             list(self.rows), [line for _, _, line in self.rows.values()]
         )
@@ -332,17 +319,35 @@ class WatchApp(App[None]):
         run = poll.runs.get(self.selected) if poll is not None else None
         self.detail_of = run
         if run is None:
-            text = "no run selected" if self.rows else "no live runs"
+            shown: Detail = ["no run selected" if self.rows else "no live runs"]
         else:
-            text = "\n".join(detail_lines(run, self.follower.runtime_dir, self.evidence_for))
-        if text != self.detail_text:  # an update lays the screen out again, same text or not
-            self.detail_text = text
-            pane.update(text)
+            shown = detail_lines(run, self.follower.runtime_dir, self.evidence_for)
+        if shown != self.detail_shown:  # an update lays the screen out again, same or not
+            self.detail_shown = shown
+            pane.update(
+                Group(*(Text.from_markup(x) if isinstance(x, str) else x.table() for x in shown))
+            )
 
 
-def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) -> list[str]:
+@dataclass(frozen=True)
+class Rows:
+    """Aligned rows of the detail pane, drawn by the renderer (``render.rows_table``)
+    two cells in; kept as data so an unchanged pane is seen unchanged, not redrawn."""
+
+    rows: list[list[str]]
+    columns: tuple[Col, ...]
+
+    def table(self) -> Padding:
+        return Padding(rows_table(self.rows, self.columns), (0, 0, 0, 2), expand=False)
+
+
+Detail = list[str | Rows]
+"""The detail pane: lines of Rich markup, and aligned rows."""
+
+
+def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) -> Detail:
     name = run.run_id or f"session {run.session_id}"
-    lines = [
+    lines: Detail = [
         f"[b]{escape(name)}[/b] — {escape(run.provider)}: "
         f"[b]{escape(agentspool.state_phrase(run))}[/b] ({run.state})"
     ]
@@ -377,22 +382,25 @@ def detail_lines(run: RunSummary, runtime_dir: str | None, evidence_for: str) ->
         f"{usage.cached_input_tokens:,} · cache write {usage.cache_write_tokens:,}"
     )
     lines.append("[b]last messages[/b]")
-    for message in chat.messages[-LAST_MESSAGES:]:
-        text = " ".join(message.text.split())[:160] or f"({message.kind})"
-        lines.append(f"  {message.role:<9} {escape(text)}")
+    messages = [
+        [m.role, " ".join(m.text.split())[:160] or f"({m.kind})"]
+        for m in chat.messages[-LAST_MESSAGES:]
+    ]
+    lines.append(Rows(messages, (Col(9), Col())))
     if evidence_for and evidence_for == agentspool.run_key(run) and run.run_id:
         found = agentspool.explain(run.provider, run.run_id, runtime_dir)
         lines.append(f"[b]evidence[/b]: {len(found.steps)} events folded; the last 20:")
+        steps = []
         for step in found.steps[-20:]:
-            kind = type(step.event).__struct_config__.tag
+            kind = str(type(step.event).__struct_config__.tag)
             effect = f"ignored: {step.ignored}" if step.ignored else f"-> {step.state}"
             at = time.strftime("%H:%M:%S", time.localtime(step.event.at)) if step.event.at else "-"
-            source = escape(step.event.source or "-")
-            lines.append(f"  {at:<8}  {source:<28} {kind!s:<26} {escape(effect)}")
+            steps.append([at, step.event.source or "-", kind, effect])
+        lines.append(Rows(steps, (Col(9), Col(28), Col(26), Col())))
     else:
         lines.append("[b]decided by[/b] (enter: every folded event)")
-        for evidence in chat.evidence:
-            lines.append(f"  {escape(evidence.source):<28} {escape(evidence.detail)}")
+        evidence = [[e.source, e.detail] for e in chat.evidence]
+        lines.append(Rows(evidence, (Col(28), Col())))
     return lines
 
 

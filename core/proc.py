@@ -113,6 +113,17 @@ def argv(pid: int) -> list[str]:
     return raw.decode("utf-8", "replace").split("\0")[:-1]
 
 
+def environ(pid: int) -> dict[str, str]:
+    """The environment ``pid`` was started with (``{}`` if gone or not ours to read)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return {}
+    pairs = (item.decode("utf-8", "replace").partition("=") for item in raw.split(b"\0"))
+    return {key: value for key, sep, value in pairs if sep}
+
+
 def ended_by_exit(pid: int) -> list[Event]:
     """What an agent ``pid`` found gone proves: its session ended (SIGKILL fires no hook).
     Stamped now and never kept: the process table is read again at the next read."""

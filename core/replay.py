@@ -57,6 +57,50 @@ def _keyed(times: Iterable[float]) -> list[float]:
     return out
 
 
+class _Track:
+    """The state, activity and task state as the merged stream has them so far, and the
+    transitions that moved any of them."""
+
+    def __init__(self) -> None:
+        self.state: ChatState = "idle"
+        self.activity: Activity = "unknown"
+        self.task: tuple[TaskState, str] = ("active", "")
+        self.out: list[Transition] = []
+
+    def emit(
+        self,
+        at: float,
+        source: str,
+        channel: Channel,
+        event: str,
+        now: tuple[ChatState, Activity, tuple[TaskState, str]],
+    ) -> None:
+        moved = tuple(
+            name
+            for name, before, after in (
+                ("state", self.state, now[0]),
+                ("activity", self.activity, now[1]),
+                ("task_state", self.task, now[2]),
+            )
+            if before != after
+        )
+        self.state, self.activity, self.task = now
+        if moved:
+            self.out.append(
+                Transition(
+                    at=at,
+                    source=source,
+                    channel=channel,
+                    event=event,
+                    state=self.state,
+                    activity=self.activity,
+                    task_state=self.task[0],
+                    task_reason=self.task[1],
+                    changed=moved,
+                )
+            )
+
+
 def transitions(
     steps: list[Step],
     ledger_events: list[ledger.LedgerEvent],
@@ -70,45 +114,8 @@ def transitions(
     replayed = list(ledger.replayed(ledger_events))
     step_keys = _keyed(s.event.at for s in steps)
     ledger_keys = _keyed(e.at for e, _ in replayed)
-    state: ChatState = "idle"
-    activity: Activity = "unknown"
-    task: tuple[TaskState, str] = ("active", "")
+    track = _Track()
     ended = False
-    out: list[Transition] = []
-
-    def emit(
-        at: float,
-        source: str,
-        channel: Channel,
-        event: str,
-        now: tuple[ChatState, Activity, tuple[TaskState, str]],
-    ) -> None:
-        nonlocal state, activity, task
-        moved = tuple(
-            name
-            for name, before, after in (
-                ("state", state, now[0]),
-                ("activity", activity, now[1]),
-                ("task_state", task, now[2]),
-            )
-            if before != after
-        )
-        state, activity, task = now
-        if moved:
-            out.append(
-                Transition(
-                    at=at,
-                    source=source,
-                    channel=channel,
-                    event=event,
-                    state=state,
-                    activity=activity,
-                    task_state=task[0],
-                    task_reason=task[1],
-                    changed=moved,
-                )
-            )
-
     i = j = 0
     while i < len(steps) or j < len(replayed):
         # Ties go to the evidence: a declaration is made about what was already seen.
@@ -116,26 +123,16 @@ def transitions(
             step = steps[i]
             i += 1
             tag = str(type(step.event).__struct_config__.tag)
-            source = step.event.source or tag
-            emit(
-                step.event.at,
-                source,
-                "evidence",
-                tag,
-                ("ended" if ended else step.state, step.activity, task),
-            )
+            now = ("ended" if ended else step.state, step.activity, track.task)
+            track.emit(step.event.at, step.event.source or tag, "evidence", tag, now)
             continue
         event, life = replayed[j]
         j += 1
         tag = str(type(event).__struct_config__.tag)
         ended = ended or isinstance(event, RunEnded)
-        emit(
-            event.at,
-            event.source or tag,
-            "ledger",
-            tag,
-            ("ended" if ended else state, activity, (life.task_state, life.task_reason)),
-        )
+        state = "ended" if ended else track.state
+        now = (state, track.activity, (life.task_state, life.task_reason))
+        track.emit(event.at, event.source or tag, "ledger", tag, now)
     if gone and not ended:
-        emit(gone_at, "core:lifecycle", "core", gone, ("ended", activity, task))
-    return out
+        track.emit(gone_at, "core:lifecycle", "core", gone, ("ended", track.activity, track.task))
+    return track.out

@@ -210,7 +210,8 @@ class InstalledFile(msgspec.Struct, frozen=True, kw_only=True):
     """One file ``install``/``uninstall`` looked at, and what it did to it."""
 
     path: str
-    action: Literal["created", "updated", "removed", "unchanged"]
+    action: Literal["created", "updated", "removed", "unchanged", "absent"]
+    """``absent``: there is no such file, so nothing of ours was there to take out."""
     backup: str = ""
     """Where the file as it was before agentspool first added to it is kept ("" if none)."""
 
@@ -237,7 +238,7 @@ class InstallReport(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def changed(self) -> bool:
-        return any(f.action != "unchanged" for f in self.files)
+        return any(f.action not in ("unchanged", "absent") for f in self.files)
 
 
 class Adapter(Protocol):

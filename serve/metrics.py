@@ -151,11 +151,15 @@ class _Live:
         return []
 
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+        runs = self.metrics.runs()
+        yield from self._run_counts(runs)
+        yield from self._waits(runs)
+        if self.metrics.usage is not None:
+            yield from self._usage()
 
-        metrics = self.metrics
-        now = metrics.clock()
-        runs = metrics.runs()
+    def _run_counts(self, runs: Sequence[RunSummary]) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
         counts: dict[tuple[str, str, str], int] = {}
         for run in runs:
             key = (run.provider, run.state, run.task_state)
@@ -169,6 +173,11 @@ class _Live:
             family.add_metric([provider, state, task], n)
         yield family
 
+    def _waits(self, runs: Sequence[RunSummary]) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        metrics = self.metrics
+        now = metrics.clock()
         waiting = GaugeMetricFamily(
             "agentspool_waiting_seconds",
             "How long each run waiting on the operator has waited (the longest waits).",
@@ -204,9 +213,10 @@ class _Live:
         cut.add_metric([], dropped)
         yield cut
 
-        if metrics.usage is None:
-            return
-        total, today = metrics._usage_reports()
+    def _usage(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        total, today = self.metrics._usage_reports()
         tokens = CounterMetricFamily(
             "agentspool_tokens",
             "Tokens in the history store, by provider, model and kind (input counts "

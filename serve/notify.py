@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from agentspool import run_key
+from agentspool import run_key, state_phrase
 
 if TYPE_CHECKING:
     from agentspool import RunEvent, RunSummary
@@ -55,22 +55,16 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
 
 
-def what_to_do(run: RunSummary) -> str:
-    """What the person must do, in their words: ``approve Bash: rm -rf build``,
-    ``answer: Which database?``, ``your turn``."""
-    approval = run.pending_approval
-    if approval is not None:
-        shown = approval.tool_input.get("command") or approval.tool_input.get("file_path")
-        if shown is None and approval.tool_input:
-            shown = next(iter(approval.tool_input.values()))
-        return f"approve {approval.tool_name}" + (f": {_one_line(shown)}" if shown else "")
+def _dialog_detail(run: RunSummary) -> str:
+    """What a phone's reader needs beside the phrase (``state_phrase`` names the dialog,
+    not its choices or a plan's text): the options offered, or the plan."""
     dialog = run.pending_dialog
-    if dialog is not None:
-        verb = "review the plan" if dialog.kind == "plan_approval" else "answer"
-        options = ", ".join(o.label for o in dialog.options)
-        text = _one_line(dialog.prompt) + (f" [{options}]" if options else "")
-        return f"{verb}: {text}" if text else verb
-    return "your turn" if run.state == "needs_input" else run.state
+    if dialog is None:
+        return ""
+    if dialog.kind == "plan_approval":
+        return f"plan: {_one_line(dialog.prompt)}" if dialog.prompt else ""
+    options = ", ".join(o.label for o in dialog.options)
+    return f"options: {options}" if options else ""
 
 
 @dataclass(frozen=True)
@@ -82,13 +76,16 @@ class Message:
 
 
 def message_for(run: RunSummary, *, reminder: bool = False) -> Message:
+    """What to do in the words every view uses (``state_phrase``), where, and which run."""
     project = run.cwd or "?"
     who = run.run_id or run.session_id
-    title = f"{run.provider} {'still waits' if reminder else 'waits'} on you: {what_to_do(run)}"
+    what = _one_line(state_phrase(run))
+    title = f"{run.provider} {'still waits' if reminder else 'waits'} on you: {what}"
     body = "\n".join(
         line
         for line in (
-            what_to_do(run),
+            what,
+            _dialog_detail(run),
             f"project: {project}",
             f"run: {who} ({run.provider})",
             f"prompt: {_one_line(run.title)}" if run.title else "",
@@ -118,7 +115,7 @@ def _identity(kind: WaitKind, run: RunSummary) -> tuple[str, str]:
     approval = run.pending_approval
     dialog = run.pending_dialog
     call = (approval.tool_use_id if approval else "") or (dialog.tool_use_id if dialog else "")
-    return (kind, call or what_to_do(run))
+    return (kind, call or state_phrase(run))
 
 
 Send = Callable[[Message], bool]

@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentspool import run_key
+from agentspool import run_key, state_phrase
 from agentspool.errors import MissingExtraError
-from agentspool.serve.notify import wait_kind, what_to_do
+from agentspool.serve.notify import wait_kind
 
 if TYPE_CHECKING:
     from agentspool import RunEvent, RunSummary
@@ -62,7 +62,7 @@ def state_change_attributes(after: RunEvent) -> dict[str, str]:
     kind = wait_kind(after)
     if kind is not None:
         attributes["agentspool.waits_for"] = kind
-        attributes["agentspool.what_to_do"] = what_to_do(after)
+        attributes["agentspool.what_to_do"] = state_phrase(after)
     return attributes
 
 

@@ -72,8 +72,6 @@ def _path(name: str, description: str) -> dict[str, Any]:
 
 def openapi(*, conversations: bool) -> dict[str, Any]:
     """The OpenAPI 3.1 document of ``/api/v1``; its schemas are msgspec's of the structs."""
-    from typing import get_args
-
     shapes: dict[str, Any] = {
         "runs": list[RunSummary],
         "chat": Chat,
@@ -92,7 +90,34 @@ def openapi(*, conversations: bool) -> dict[str, Any]:
         [shapes[n] for n in names], ref_template="#/components/schemas/{name}"
     )
     schema = dict(zip(names, found, strict=True))
-    error = {"$ref": "#/components/schemas/ErrorBody"}
+    paths = _routes(schema)
+    _add_parameters(paths)
+    paths[f"{API}/events"] = _events_route(schema)
+    what = "" if conversations else " (started with --no-conversations: no message text)"
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "agentspool",
+            "version": agentspool.__version__,
+            "description": "What each coding-agent CLI run is doing, read-only" + what,
+        },
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+_ERROR = {"$ref": "#/components/schemas/ErrorBody"}
+
+
+def _failure(status: int) -> dict[str, Any]:
+    return {"description": _STATUS[status], "content": {"application/json": {"schema": _ERROR}}}
+
+
+def _routes(schema: dict[str, Any]) -> dict[str, Any]:
+    """Every ``GET`` route but the event stream, each with its answer and failures."""
 
     def answer(shape: str, *failures: int, summary: str) -> dict[str, Any]:
         responses: dict[str, Any] = {
@@ -100,15 +125,10 @@ def openapi(*, conversations: bool) -> dict[str, Any]:
         }
         # Any request can be refused (401, 421), badly put (400) or fail (500).
         for status in sorted({*failures, 400, 401, 421, 500}):
-            responses[str(status)] = {
-                "description": _STATUS[status],
-                "content": {"application/json": {"schema": error}},
-            }
+            responses[str(status)] = _failure(status)
         return {"get": {"summary": summary, "responses": responses}}
 
-    run_id = _path("run_id", "the run's id (as `agentspool ls` lists it)")
-    provider = {"type": "string", "enum": agentspool.providers()}
-    paths: dict[str, Any] = {
+    return {
         f"{API}/server": answer("server", summary="this server: version, what it serves"),
         f"{API}/runs": answer("runs", 500, summary="every run, most urgent first (`ls --json`)"),
         f"{API}/runs/{{run_id}}": answer(
@@ -131,6 +151,14 @@ def openapi(*, conversations: bool) -> dict[str, Any]:
             "hits", 400, 403, 500, summary="full-text search (`search --json`)"
         ),
     }
+
+
+def _add_parameters(paths: dict[str, Any]) -> None:
+    """The routes' path and query parameters."""
+    from typing import get_args
+
+    run_id = _path("run_id", "the run's id (as `agentspool ls` lists it)")
+    provider = {"type": "string", "enum": agentspool.providers()}
     paths[f"{API}/runs"]["get"]["parameters"] = [
         _query("all", {"type": "boolean"}, "also the runs that ended (`ls --all`)")
     ]
@@ -159,7 +187,11 @@ def openapi(*, conversations: bool) -> dict[str, Any]:
         _query("limit", {"type": "integer", "minimum": 1}, "at most this many (default 20)"),
         _query("provider", provider, "only this provider's"),
     ]
-    paths[f"{API}/events"] = {
+
+
+def _events_route(schema: dict[str, Any]) -> dict[str, Any]:
+    """``/events``: the live transitions as Server-Sent Events."""
+    return {
         "get": {
             "summary": "live transitions as Server-Sent Events (`watch --json` lines)",
             "description": (
@@ -181,30 +213,10 @@ def openapi(*, conversations: bool) -> dict[str, Any]:
                     "description": "the stream",
                     "content": {"text/event-stream": {"schema": schema["event"]}},
                 },
-                "401": {
-                    "description": _STATUS[401],
-                    "content": {"application/json": {"schema": error}},
-                },
-                "421": {
-                    "description": _STATUS[421],
-                    "content": {"application/json": {"schema": error}},
-                },
+                "401": _failure(401),
+                "421": _failure(421),
             },
         }
-    }
-    what = "" if conversations else " (started with --no-conversations: no message text)"
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "agentspool",
-            "version": agentspool.__version__,
-            "description": "What each coding-agent CLI run is doing, read-only" + what,
-        },
-        "paths": paths,
-        "components": {
-            "schemas": components,
-            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
-        },
     }
 
 

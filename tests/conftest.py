@@ -1,27 +1,23 @@
-"""Shared fixtures: a private runtime dir, and hooks run exactly as an agent CLI runs them.
+"""Shared fixtures: private CLI homes and runtime dir, Claude Code runs whose hooks run
+exactly as the CLI runs them (``tests/support/hook_runs.py``), a second local account.
 
-``tests/`` has no ``__init__.py`` (``--import-mode=importlib``), so shared helpers are
-handed out as fixtures rather than imported.
+``tests/support`` is on ``sys.path`` (pyproject's ``pythonpath``): helpers live there and
+are imported; fixtures hand out the ones most tests want.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
-import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-import agentspool
-from agentspool.spool.read import SpoolReader, SpoolRecord
+from hook_runs import HookRun, assert_silent_success, setup_claude_run
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +31,8 @@ def _private_cli_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch) ->
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / "claude"))
     monkeypatch.setenv("CODEX_HOME", str(root / "codex"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(root / "gemini"))
+    monkeypatch.setenv("QWEN_HOME", str(root / "qwen"))
+    monkeypatch.setenv("KIMI_CODE_HOME", str(root / "kimi"))
     monkeypatch.setenv("AGENTSPOOL_RUNTIME_DIR", str(root / "runtime"))
     monkeypatch.setenv("AGENTSPOOL_DATA_DIR", str(root / "data"))
     # OpenCode: its store ($XDG_DATA_HOME/opencode, or $OPENCODE_DB), its plugin folder
@@ -54,74 +52,6 @@ def runtime_dir(tmp_path: Path) -> str:
     return str(path)
 
 
-@dataclass
-class HookRun:
-    """One run armed by ``agentspool.setup("claude-code", …)``; hooks spawned as the CLI does."""
-
-    runtime_dir: str
-    run_id: str
-    run_dir: str
-    settings_path: str
-    commands: dict[str, str]
-    """Event name → the exact command string from the rendered settings file."""
-
-    def argv(self, event: str = "PostToolUse") -> list[str]:
-        return shlex.split(self.commands[event])
-
-    def run(
-        self,
-        stdin: bytes = b"{}",
-        event: str = "PostToolUse",
-        *,
-        env: Mapping[str, str] | None = None,
-        preexec_fn: Callable[[], Any] | None = None,
-        argv: list[str] | None = None,
-    ) -> subprocess.CompletedProcess[bytes]:
-        """Spawn the hook with ``stdin``; cwd is the filesystem root (never the repo)."""
-        return subprocess.run(
-            argv if argv is not None else self.argv(event),
-            input=stdin,
-            capture_output=True,
-            env=dict(env) if env is not None else {"PATH": "/usr/bin:/bin"},
-            cwd="/",
-            preexec_fn=preexec_fn,
-            check=False,
-            timeout=60,
-        )
-
-    def records(self) -> list[SpoolRecord]:
-        return SpoolReader(self.run_dir).read()
-
-    def spool_path(self) -> str:
-        return os.path.join(self.run_dir, "events.spool")
-
-    def log_text(self) -> str:
-        path = os.path.join(self.run_dir, "hooks.log")
-        return Path(path).read_text() if os.path.exists(path) else ""
-
-
-def hook_commands(settings_path: str) -> dict[str, str]:
-    """Event → command from a rendered Claude Code settings file."""
-    settings = json.loads(Path(settings_path).read_text())
-    commands: dict[str, str] = {}
-    for event, groups in settings["hooks"].items():
-        for group in groups:
-            for handler in group["hooks"]:
-                commands[event] = handler["command"]
-    return commands
-
-
-def setup_claude_run(runtime_dir: str, run_id: str = "run-1") -> HookRun:
-    spawn = agentspool.setup("claude-code", run_id, runtime_dir)
-    return HookRun(
-        runtime_dir=runtime_dir,
-        run_id=run_id,
-        run_dir=spawn.run_dir,
-        settings_path=spawn.settings_path,
-        commands=hook_commands(spawn.settings_path),
-    )
-
-
 @pytest.fixture
 def claude_run(runtime_dir: str) -> HookRun:
     """A Claude Code run set up in the private runtime dir."""
@@ -132,11 +62,6 @@ def claude_run(runtime_dir: str) -> HookRun:
 def make_claude_run() -> Callable[..., HookRun]:
     """``make_claude_run(runtime_dir, run_id)``: set up another run anywhere."""
     return setup_claude_run
-
-
-def assert_silent_success(proc: subprocess.CompletedProcess[bytes]) -> None:
-    """What every hook run must look like to the agent: exit 0, nothing on stdout/stderr."""
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
 
 @pytest.fixture

@@ -126,16 +126,22 @@ def test_sweep_dry_run_json(three_runs, capsys):
     assert sorted(n for n in os.listdir(three_runs) if not n.startswith(".")) == ["a", "b", "c"]
 
 
-def test_sweep_keeps_and_removes(three_runs, capsys):
-    assert (
-        main(
-            ["sweep", "--runtime-dir", three_runs, "--keep", "a", "--keep", "b", "--min-idle", "0"]
-        )
-        == 0
-    )
+def test_sweep_keeps_and_removes_with_yes(three_runs, capsys):
+    argv = ["sweep", "--runtime-dir", three_runs, "--keep", "a", "--keep", "b", "--min-idle", "0"]
+    assert main([*argv, "--yes"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "removed 1: c"
     assert sorted(n for n in os.listdir(three_runs) if not n.startswith(".")) == ["a", "b"]
+
+
+def test_sweep_without_yes_only_reports(three_runs, capsys):
+    """Dry by default, as every destructive command; --dry-run is still accepted."""
+    argv = ["sweep", "--runtime-dir", three_runs, "--keep", "a", "--min-idle", "0"]
+    for extra in ([], ["--dry-run"]):
+        assert main([*argv, *extra]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out[0] == "would remove 2: b c" and out[-1] == "agentspool sweep --yes removes them"
+        assert sorted(n for n in os.listdir(three_runs) if not n.startswith(".")) == ["a", "b", "c"]
 
 
 def test_sweep_default_min_idle_spares_fresh_runs(three_runs, capsys):
@@ -366,3 +372,55 @@ def test_read_of_a_private_run_still_works(claude_run, tmp_path, silent):
     )
     assert (proc.returncode, proc.stderr) == (0, b"")
     assert proc.stdout.startswith(f"{claude_run.run_id}: working".encode())
+
+
+def test_the_run_is_a_positional_id_and_run_id_a_hidden_alias(claude_run, capsys):
+    """One spelling of the run on every command that reads one (ADR 0044): ``RUN_ID``
+    after the command (and its provider); ``--run-id`` still works, unlisted."""
+    where = ["--runtime-dir", claude_run.runtime_dir, "--json"]
+    run_id = claude_run.run_id
+    for command in (["read", "claude-code"], ["sig", "claude-code"], ["replay"], ["explain"]):
+        assert main([*command, run_id, *where]) == 0
+        positional = capsys.readouterr().out
+        assert main([*command, "--run-id", run_id, *where]) == 0
+        assert capsys.readouterr().out == positional, command
+    for command in ("read", "sig", "setup", "replay", "explain", "lifecycle"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "--run-id" not in capsys.readouterr().out, command
+    assert main(["lifecycle", "active", run_id, "--runtime-dir", claude_run.runtime_dir]) == 0
+    assert capsys.readouterr().out == f"run {run_id}: active\n"
+
+
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        (["read", "claude-code"], "the following arguments are required: RUN_ID"),
+        (["read", "claude-code", "r1", "--run-id", "r2"], "two run ids: 'r1' and --run-id 'r2'"),
+        (["replay"], "the following arguments are required: RUN_ID"),
+    ],
+)
+def test_a_missing_or_doubled_run_id_is_bad_usage(argv, says, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_every_command_is_handled_by_its_room():
+    """The room convention (ADR 0044): each subcommand's handler is the ``run`` of a
+    module of ``agentspool.cli.commands`` listed in ``ROOMS``, and every room is used."""
+    import argparse
+
+    from agentspool.cli.main import ROOMS, _parser
+
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    used = set()
+    for name, command in sub.choices.items():
+        handler = command.get_default("func")
+        room = sys.modules[handler.__module__]
+        assert room in ROOMS and handler is room.run, name
+        assert room.__name__.startswith("agentspool.cli.commands."), name
+        used.add(room)
+    assert used == set(ROOMS)
+    assert sorted(sub.choices) == sorted([*COMMANDS, "install", "uninstall", "serve", "doctor"])

@@ -9,22 +9,18 @@ import agentspool
 from agentspool.cli.main import main
 
 
-def _hook(run, silent, event: str, payload: dict) -> None:
-    silent(run.run(json.dumps(payload).encode(), event))
-
-
 def test_explain_names_each_event_its_effect_and_what_was_stale(
-    claude_run, silent, tmp_path, capsys
+    claude_run, tmp_path, capsys
 ) -> None:
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("")
     base = {"session_id": "s1", "transcript_path": str(transcript)}
-    _hook(claude_run, silent, "SessionStart", {**base, "source": "startup"})
-    _hook(claude_run, silent, "UserPromptSubmit", {**base, "prompt_id": "p1"})
-    _hook(claude_run, silent, "Stop", {**base, "prompt_id": "p1"})
+    claude_run.fire("SessionStart", {**base, "source": "startup"})
+    claude_run.fire("UserPromptSubmit", {**base, "prompt_id": "p1"})
+    claude_run.fire("Stop", {**base, "prompt_id": "p1"})
     # A prompt of the turn that already ended: late evidence, stale.
     late = {**base, "prompt_id": "p1", "tool_name": "Bash", "tool_input": {"command": "ls"}}
-    _hook(claude_run, silent, "PermissionRequest", late)
+    claude_run.fire("PermissionRequest", late)
 
     found = agentspool.explain("claude-code", claude_run.run_id, claude_run.runtime_dir)
     assert found.chat.state == "needs_input" and found.chat.pending_approval is None
@@ -59,7 +55,7 @@ def test_explain_names_each_event_its_effect_and_what_was_stale(
     )
 
 
-def test_an_ordinary_read_traces_nothing(claude_run, silent, tmp_path) -> None:
+def test_an_ordinary_read_traces_nothing(claude_run, tmp_path) -> None:
     from agentspool.core import reducer
 
     assert reducer.TRACE.get() is None
@@ -77,12 +73,12 @@ def test_an_unknown_run_is_not_found_not_explained(runtime_dir, capsys) -> None:
     assert "not found" in capsys.readouterr().err
 
 
-def test_explain_takes_the_bare_run_id_as_replay_does(claude_run, silent, tmp_path, capsys):
+def test_explain_takes_the_bare_run_id_as_replay_does(claude_run, tmp_path, capsys):
     """Issue 21: the README's ``explain <run-id>`` is a form the CLI takes."""
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("")
     base = {"session_id": "s1", "transcript_path": str(transcript)}
-    _hook(claude_run, silent, "UserPromptSubmit", {**base, "prompt_id": "p1"})
+    claude_run.fire("UserPromptSubmit", {**base, "prompt_id": "p1"})
     where = ["--runtime-dir", claude_run.runtime_dir]
     assert main(["explain", claude_run.run_id, *where]) == 0
     bare = capsys.readouterr().out
@@ -96,12 +92,10 @@ def test_explain_takes_the_bare_run_id_as_replay_does(claude_run, silent, tmp_pa
     assert main(["explain", *where]) == 2
 
 
-def test_task_reads_never_declared_until_a_declaration(claude_run, silent, tmp_path, capsys):
+def test_task_reads_never_declared_until_a_declaration(claude_run, tmp_path, capsys):
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("")
-    _hook(
-        claude_run, silent, "SessionStart", {"session_id": "s1", "transcript_path": str(transcript)}
-    )
+    claude_run.fire("SessionStart", {"session_id": "s1", "transcript_path": str(transcript)})
     where = ["--runtime-dir", claude_run.runtime_dir]
     assert main(["explain", claude_run.run_id, *where]) == 0
     assert "task never declared" in capsys.readouterr().out

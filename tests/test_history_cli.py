@@ -184,7 +184,8 @@ def test_on_a_terminal_a_long_index_draws_a_progress_bar_then_the_summary(
 ) -> None:
     """ "Long" is after ``BAR_AFTER`` seconds: set to 0 here, any run is long."""
     text = _on_a_terminal(
-        "from agentspool.cli import main as m; m.BAR_AFTER = 0.0; m.main(['index'])"
+        "from agentspool.cli import main as m; from agentspool.cli.commands import index;"
+        " index.BAR_AFTER = 0.0; m.main(['index'])"
     )
     assert "indexing" in text and "━" in text, text  # rich's bar
     assert "indexed 2 transcript files (2 new" in text
@@ -195,7 +196,8 @@ def test_the_bar_draws_on_stderr_when_stdout_is_a_file(transcripts, tmp_path) ->
     file only the report."""
     report = tmp_path / "report.json"
     text = _on_a_terminal(
-        "import sys; from agentspool.cli import main as m; m.BAR_AFTER = 0.0;"
+        "import sys; from agentspool.cli import main as m;"
+        " from agentspool.cli.commands import index; index.BAR_AFTER = 0.0;"
         f" sys.stdout = open({str(report)!r}, 'w'); m.main(['index', '--json'])"
     )
     assert "━" in text, text

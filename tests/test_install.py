@@ -28,6 +28,8 @@ from agentspool.adapters.codex._lifecycle import events as codex_events
 from agentspool.adapters.codex._lifecycle import snake, trusted_hash
 from agentspool.adapters.common import commands, install
 from agentspool.adapters.gemini_cli import _install as gemini_install
+from agentspool.adapters.kimi_code import _install as kimi_install
+from agentspool.adapters.qwen_code import _install as qwen_install
 
 CORPUS = Path(__file__).parent / "install_corpus"
 CLAUDE_CASES = sorted(p.name for p in (CORPUS / "claude-code").iterdir())
@@ -98,26 +100,52 @@ def test_claude_settings_round_trip_byte_for_byte(case: str, tmp_path: Path) -> 
     assert not agentspool.uninstall("claude-code", directory=str(home)).changed
 
 
+@pytest.mark.parametrize("provider", ["gemini-cli", "qwen-code"])
 @pytest.mark.parametrize("case", GEMINI_CASES)
-def test_gemini_settings_round_trip_byte_for_byte(case: str, tmp_path: Path) -> None:
-    gemini_dir = tmp_path / ".gemini"
-    gemini_dir.mkdir()
-    settings = gemini_dir / "settings.json"
+def test_json_settings_round_trip_byte_for_byte(provider: str, case: str, tmp_path: Path) -> None:
+    """Gemini CLI's and Qwen Code's ``settings.json`` (one shape, one shared edit)."""
+    hooks = gemini_install.HOOKS if provider == "gemini-cli" else qwen_install.HOOKS
+    config_dir = tmp_path / ".config-dir"
+    config_dir.mkdir()
+    settings = config_dir / "settings.json"
     original = (CORPUS / case).read_bytes()
     settings.write_bytes(original)
 
-    report = agentspool.install("gemini-cli", directory=str(gemini_dir))
+    report = agentspool.install(provider, directory=str(config_dir))
     once = settings.read_bytes()
     assert [(f.path, f.action) for f in report.files] == [(str(settings), "updated")]
-    _assert_merged(_decode(original), _decode(once), gemini_install.groups())
-    assert gemini_install.missing(str(gemini_dir)) == []
-    assert not agentspool.install("gemini-cli", directory=str(gemini_dir)).changed
+    _assert_merged(_decode(original), _decode(once), hooks.groups())
+    assert hooks.missing(str(config_dir)) == []
+    assert not agentspool.install(provider, directory=str(config_dir)).changed
     assert settings.read_bytes() == once
 
-    agentspool.uninstall("gemini-cli", directory=str(gemini_dir))
+    agentspool.uninstall(provider, directory=str(config_dir))
     assert settings.read_bytes() == original
-    assert sorted(os.listdir(gemini_dir)) == ["settings.json"]
-    assert gemini_install.missing(str(gemini_dir)) == gemini_install.events()
+    assert sorted(os.listdir(config_dir)) == ["settings.json"]
+    assert hooks.missing(str(config_dir)) == hooks.events()
+
+
+def test_qwen_setup_writes_a_defaults_layer_that_keeps_the_machines(
+    tmp_path: Path, runtime_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ADR 0047: the run's hooks in a settings layer of its own, named in ``Spawn.env``;
+    a defaults file the machine has is copied in, its hooks first."""
+    machine = tmp_path / "system-defaults.json"
+    theirs = {"matcher": "", "hooks": [{"type": "command", "command": "true"}]}
+    machine.write_text(json.dumps({"ui": {"theme": "x"}, "hooks": {"Stop": [theirs]}}))
+    monkeypatch.setenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH", str(machine))
+    spawn = agentspool.setup("qwen-code", "run-q", runtime_dir)
+    assert spawn.args == []
+    assert spawn.env["QWEN_CODE_SYSTEM_DEFAULTS_PATH"] == spawn.settings_path
+    layer = json.loads(Path(spawn.settings_path).read_text())
+    assert layer["ui"] == {"theme": "x"}
+    assert layer["hooks"]["Stop"][0] == theirs
+    ours = layer["hooks"]["Stop"][1]["hooks"][0]["command"]
+    assert "agentspool.hooks.qwen_code" in ours and "run-q" in ours
+    assert sorted(layer["hooks"]) == sorted(qwen_install.HOOKS.events())
+    machine.write_text("{ // a comment\n}")
+    with pytest.raises(agentspool.SettingsError, match="not strict JSON"):
+        agentspool.setup("qwen-code", "run-r", runtime_dir)
 
 
 def test_gemini_installs_into_gemini_cli_home_and_setup_needs_it(
@@ -364,8 +392,8 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         ("codex", "config.toml", 'model = "o3"\n[tui\nx = 1\n', "line 2, column 5"),
         ("codex", "config.toml", 'model = "o3"\nnotify = [\n', "line 3, column 1"),
         ("codex", "hooks.json", '{"hooks": {"Stop": {}}}', "line 1, column 20"),
-        # Gemini CLI strips comments from its settings; we edit strict JSON only.
-        ("gemini-cli", "settings.json", '{\n  // theme\n  "ui": {}\n}\n', "line 2, column 3"),
+        # Gemini CLI strips comments from its settings (so do we); an unclosed one is an error.
+        ("gemini-cli", "settings.json", '{\n  /* theme\n  "ui": {}\n}\n', "line 2, column 3"),
     ],
 )
 def test_a_malformed_file_is_refused_in_one_line_and_left_untouched(
@@ -501,3 +529,55 @@ def test_trust_codex_re_laid_out_is_still_removed_and_nothing_else(tmp_path: Pat
         '"/elsewhere/hooks.json:stop:0:0" = { trusted_hash = "sha256:ff" }\n'
     )
     assert not hooks.exists()
+
+
+KIMI_CASES = sorted(p.name for p in (CORPUS / "kimi-code").iterdir())
+
+
+@pytest.mark.parametrize("case", KIMI_CASES)
+def test_kimi_config_round_trip_byte_for_byte(case: str, tmp_path: Path) -> None:
+    """Kimi Code's ``config.toml``, comments and all: our ``[[hooks]]`` tables in, then
+    out, and the user's bytes back."""
+    home = tmp_path / "kimi"
+    home.mkdir()
+    config = home / "config.toml"
+    original = (CORPUS / "kimi-code" / case).read_bytes()
+    config.write_bytes(original)
+
+    agentspool.install("kimi-code", directory=str(home))
+    once = config.read_bytes()
+    data = tomllib.loads(once.decode())
+    ours = [h for h in data["hooks"] if "agentspool.hooks.kimi_code" in h["command"]]
+    assert sorted(h["event"] for h in ours) == sorted(kimi_install.events())
+    assert kimi_install.missing(str(home)) == []
+    assert not agentspool.install("kimi-code", directory=str(home)).changed
+    assert config.read_bytes() == once
+
+    agentspool.uninstall("kimi-code", directory=str(home))
+    if original:
+        assert config.read_bytes() == original
+        assert sorted(os.listdir(home)) == ["config.toml"]
+    else:  # an empty file: install's backup is the empty file, given back
+        assert config.read_bytes() == original
+
+
+def test_kimi_uninstall_finds_our_tables_the_cli_re_laid_out(tmp_path: Path) -> None:
+    """A file rewritten since install (our tables moved, the user's comment kept): tomlkit
+    takes out exactly our tables."""
+    config = tmp_path / "config.toml"
+    config.write_text('# mine\ndefault_model = "k"\n')
+    agentspool.install("kimi-code", directory=str(tmp_path))
+    relaid = config.read_text().replace("\n\n[[hooks]]", "\n[[hooks]]")  # blank lines gone
+    config.write_text(relaid)
+    agentspool.uninstall("kimi-code", directory=str(tmp_path))
+    left = config.read_text()
+    assert "agentspool" not in left and "# mine" in left
+    assert tomllib.loads(left) == {"default_model": "k"}
+
+
+def test_kimi_setup_needs_the_installed_hooks(tmp_path: Path, runtime_dir: str) -> None:
+    with pytest.raises(agentspool.UnsupportedError, match="agentspool install kimi-code"):
+        agentspool.setup("kimi-code", "run-k", runtime_dir)
+    agentspool.install("kimi-code")
+    spawn = agentspool.setup("kimi-code", "run-k", runtime_dir)
+    assert spawn.args == [] and spawn.env["AGENTSPOOL_RUN_ID"] == "run-k"

@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hook_runs import fire
 
 import agentspool
 from agentspool.adapters.common.commands import hook_argv
@@ -123,22 +124,12 @@ def test_no_agent_above_is_a_clear_refusal(env, tmp_path) -> None:
 # -- subagents -------------------------------------------------------------------------
 
 
-def _hook(
-    module: str, event: str, payload: dict, run: agentspool.Spawn, silent, *, agent: int = 0
-) -> None:
+def _hook(module: str, event: str, payload: dict, run: agentspool.Spawn, *, agent: int = 0) -> None:
     """The hook as the CLI runs it. The agent process is this test's process (Codex: the
     hook's parent; Claude Code: ``CLAUDE_PID``), so ``_declare`` runs under it, as the
     agent's shell commands do; ``agent`` names another process instead."""
-    silent(
-        subprocess.run(
-            hook_argv(module, event),
-            input=json.dumps(payload).encode(),
-            env={"PATH": "/usr/bin:/bin", "CLAUDE_PID": str(agent or os.getpid()), **run.env},
-            capture_output=True,
-            check=False,
-            timeout=60,
-        )
-    )
+    env = {"PATH": "/usr/bin:/bin", "CLAUDE_PID": str(agent or os.getpid()), **run.env}
+    fire(hook_argv(module, event), payload, env=env)
 
 
 def _declare(run: agentspool.Spawn, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -168,12 +159,10 @@ def _shell_call(call_id: str, command: str, agent_id: str = "") -> dict:
 @pytest.mark.parametrize(
     ("module", "provider"), [("claude_code", "claude-code"), ("codex", "codex")]
 )
-def test_a_subagent_cannot_declare_for_its_parents_run(
-    module, provider, runtime_dir, tmp_path, silent
-):
+def test_a_subagent_cannot_declare_for_its_parents_run(module, provider, runtime_dir, tmp_path):
     run = agentspool.setup(provider, "parent-run", runtime_dir)
     command = 'agentspool lifecycle blocked --reason "needs the API key"'
-    _hook(module, "PreToolUse", _shell_call("call_sub", command, "a1b2c3"), run, silent)
+    _hook(module, "PreToolUse", _shell_call("call_sub", command, "a1b2c3"), run)
     refused = _declare(run, tmp_path, "blocked", "--reason", "needs the API key")
     assert refused.returncode == 4
     assert "a subagent (a1b2c3) cannot declare its parent's task state" in refused.stderr
@@ -183,31 +172,28 @@ def test_a_subagent_cannot_declare_for_its_parents_run(
     assert (chat.task_state, chat.task_reason) == ("active", "")
 
     # The subagent's call finished; the main agent's own call declares.
-    _hook(module, "PostToolUse", _shell_call("call_sub", command, "a1b2c3"), run, silent)
-    _hook(module, "PreToolUse", _shell_call("call_main", command), run, silent)
+    _hook(module, "PostToolUse", _shell_call("call_sub", command, "a1b2c3"), run)
+    _hook(module, "PreToolUse", _shell_call("call_main", command), run)
     accepted = _declare(run, tmp_path, "blocked", "--reason", "needs the API key")
     assert (accepted.returncode, accepted.stderr) == (0, "")
     chat = agentspool.read_chat(provider, "parent-run", runtime_dir)
     assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
 
 
-def test_the_newest_open_lifecycle_call_decides(runtime_dir, tmp_path, silent) -> None:
+def test_the_newest_open_lifecycle_call_decides(runtime_dir, tmp_path) -> None:
     """A main call left open (interrupted, no PostToolUse) does not let a later
     subagent's call through; other open shell calls say nothing either way."""
     run = agentspool.setup("claude-code", "parent-run", runtime_dir)
-    _hook(
-        "claude_code", "PreToolUse", _shell_call("c1", "agentspool lifecycle active"), run, silent
-    )
-    _hook("claude_code", "PreToolUse", _shell_call("c2", "sleep 100", "sub1"), run, silent)
+    _hook("claude_code", "PreToolUse", _shell_call("c1", "agentspool lifecycle active"), run)
+    _hook("claude_code", "PreToolUse", _shell_call("c2", "sleep 100", "sub1"), run)
     _hook(
         "claude_code",
         "PreToolUse",
         _shell_call("c3", "cd /x && .venv/bin/agentspool lifecycle done --force", "sub1"),
         run,
-        silent,
     )
     assert _declare(run, tmp_path, "done", "--force").returncode == 4
-    _hook("claude_code", "PreToolUse", _shell_call("c4", "sleep 100"), run, silent)
+    _hook("claude_code", "PreToolUse", _shell_call("c4", "sleep 100"), run)
     assert _declare(run, tmp_path, "done", "--force").returncode == 4
 
 
@@ -218,7 +204,7 @@ def test_without_hook_evidence_a_person_declares(runtime_dir, tmp_path) -> None:
 
 
 def test_a_person_at_another_terminal_declares_while_a_subagent_runs_one(
-    runtime_dir, tmp_path, silent
+    runtime_dir, tmp_path
 ) -> None:
     """The subagent's open call says nothing about a command not run under the agent."""
     agent = subprocess.Popen(["sleep", "300"])
@@ -230,7 +216,6 @@ def test_a_person_at_another_terminal_declares_while_a_subagent_runs_one(
             "PreToolUse",
             _shell_call("c1", command, "sub1"),
             run,
-            silent,
             agent=agent.pid,
         )
         person = _declare(run, tmp_path, "blocked", "--reason", "waiting on review")
@@ -265,7 +250,7 @@ def test_a_codex_sub_agents_thread_is_refused_from_its_environment(runtime_dir, 
     assert ledger.lifecycle(run.run_dir).task_state == "done"
 
 
-def test_a_sandboxed_codex_command_finds_its_hand_started_run_by_session(env, tmp_path, silent):
+def test_a_sandboxed_codex_command_finds_its_hand_started_run_by_session(env, tmp_path):
     """Codex's sandbox runs the command in a pid namespace of its own: no ancestor is the
     Codex process. The session it names is in the hooks of the run that is."""
     agent = subprocess.Popen(

@@ -30,23 +30,17 @@ FIELDS = [
 ]
 
 
-def _hook(run, silent, event: str, payload: dict) -> None:
-    silent(run.run(json.dumps(payload).encode(), event))
-
-
 def test_ls_orders_by_urgency_and_hides_ended_runs(
-    runtime_dir, make_claude_run, silent, tmp_path, capsys
+    runtime_dir, make_claude_run, tmp_path, capsys
 ) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     idle = make_claude_run(runtime_dir, "b-idle")
-    _hook(idle, silent, "SessionStart", {"session_id": "s0", "transcript_path": str(transcript)})
+    idle.fire("SessionStart", {"session_id": "s0", "transcript_path": str(transcript)})
     waiting = make_claude_run(runtime_dir, "c-waiting")
     base = {"session_id": "s1", "transcript_path": str(transcript)}
-    _hook(waiting, silent, "UserPromptSubmit", {**base, "prompt_id": "p1"})
-    _hook(
-        waiting,
-        silent,
+    waiting.fire("UserPromptSubmit", {**base, "prompt_id": "p1"})
+    waiting.fire(
         "PermissionRequest",
         {**base, "prompt_id": "p1", "tool_name": "Bash", "tool_input": {"command": "make deploy"}},
     )

@@ -20,6 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
+VERSION = PYPROJECT["project"]["version"]
 CODE_FOLDERS = ("hooks", "spool", "adapters", "core", "cli", "serve", "api")
 
 
@@ -90,7 +91,7 @@ def test_wheel_has_no_folder_readmes(names):
 
 def test_wheel_has_no_generic_top_level_names(names):
     tops = {n.split("/", 1)[0] for n in names}
-    assert tops == {"agentspool", "agentspool-0.1.0.dist-info"}
+    assert tops == {"agentspool", f"agentspool-{VERSION}.dist-info"}
     for generic in (*CODE_FOLDERS, "settings-templates", "settings_templates", "tests"):
         assert generic not in tops
 
@@ -98,7 +99,7 @@ def test_wheel_has_no_generic_top_level_names(names):
 def test_every_console_script_target_imports(wheel, names, tmp_path):
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(tmp_path)
-        entry_points = zf.read("agentspool-0.1.0.dist-info/entry_points.txt").decode()
+        entry_points = zf.read(f"agentspool-{VERSION}.dist-info/entry_points.txt").decode()
     parser = configparser.ConfigParser()
     parser.read_string(entry_points)
     scripts = dict(parser["console_scripts"])

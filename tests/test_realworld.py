@@ -48,46 +48,15 @@ def _entries() -> list[tuple[str, str]]:
         return [(row["provider"], row["path"]) for row in csv.DictReader(fh, delimiter="\t")]
 
 
-_DAAAIN = "rw-daaain-claude-code-log-test-test_data"
-_HAPPY = "rw-slopus-happy-packages-happy-cli-src-claude-utils-__fixtures__"
-# Sessions where agentspool knowingly differs from ccusage 20.0.24, each because ccusage is
-# wrong there (docs/adr/0025-usage.md names every case): "<provider> <key>" → why. The
-# Claude Code ones are all in other tools' test fixtures, none in a real user's session.
-KNOWN_DIFFERENCES: dict[str, str] = {
-    f"claude-code {_HAPPY}/duplicate-assistant-response.jsonl": "ccusage counts one response "
-    "twice: two lines of message msg_01R62…, one without requestId (its key is id+requestId)",
-    "claude-code rw-slopus-happy-cli-src-claude-sessionWatcherFixtures/resumed-session.jsonl": (
-        "ccusage counts one response twice: two lines of msg_01Knc…, one without requestId"
-    ),
-    f"claude-code {_DAAAIN}/representative_messages.jsonl": "ccusage skips a line written "
-    'with a space after a colon ("usage": {…}): valid JSON, and no row for the file',
-    f"claude-code {_DAAAIN}/session_b.jsonl": "ccusage skips a line written with a space "
-    "after a colon: no row for the file",
-    f"claude-code {_DAAAIN}/edge_cases.jsonl": "ccusage skips its lines written with a space "
-    "after a colon; its one other response (msg_004) is todowrite_examples' at the same time, "
-    "which ccusage keeps in the file whose path sorts first",
-    f"claude-code {_DAAAIN}/todowrite_examples.jsonl": "its hand-written ids msg_002…msg_010 "
-    "repeat representative_messages' (which ccusage never reads, above); agentspool counts an "
-    "id once, in the session that began first — and keeps msg_004, which edge_cases repeats",
-    "claude-code rw-Dicklesworthstone-coding_agent_session_search-tests-fixtures-"
-    "message_grouping/edge_cases.jsonl": "named like daaain's edge_cases.jsonl in another "
-    "project: one session id, so one session, shown at the path that sorts first; its usage is "
-    "daaain's, whose lines ccusage skips (above)",
-}
-
-
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_usage_per_session_equals_ccusage(usage, provider: str) -> None:
+    """Each session's figures are ccusage's, or where agentspool knowingly counts
+    otherwise (``realworld.DOCUMENTED``, ADR 0025), the documented ones; a documented
+    session the corpus no longer holds is a mismatch too."""
     counts, mismatches, extra = usage
     mine = [str(m) for m in mismatches if m.provider == provider]
-    unexplained = [m for m in mine if m.split(":")[0] not in KNOWN_DIFFERENCES]
-    assert unexplained == [], f"{counts[provider][0]} of {counts[provider][1]} equal"
-    extras = [key for key in extra if key.startswith(provider + " ")]
-    assert [key for key in extras if key not in KNOWN_DIFFERENCES] == []
-    # A documented difference that no longer is one is noticed (and its entry removed).
-    differing = {m.split(":")[0] for m in mine} | set(extras)
-    documented = {key for key in KNOWN_DIFFERENCES if key.startswith(provider + " ")}
-    assert documented <= differing
+    assert mine == [], f"{counts[provider][0]} of {counts[provider][1]} equal"
+    assert [key for key in extra if key.startswith(provider + " ")] == []
 
 
 def _unreadable_lines(path: Path) -> int:

@@ -16,24 +16,20 @@ from agentspool.cli.main import main
 from agentspool.core import ledger
 
 
-def _hook(run, silent, event: str, payload: dict) -> None:
-    silent(run.run(json.dumps(payload).encode(), event))
-
-
 def _declare(run, *argv: str) -> None:
     assert main(["lifecycle", *argv, "--run-id", run.run_id, "--runtime-dir", run.runtime_dir]) == 0
 
 
 @pytest.fixture
-def worked(claude_run, silent, tmp_path, capsys):
+def worked(claude_run, tmp_path, capsys):
     """A turn that started and stopped; then blocked, then done."""
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("")
     base = {"session_id": "s1", "transcript_path": str(transcript)}
-    _hook(claude_run, silent, "SessionStart", {**base, "source": "startup"})
-    _hook(claude_run, silent, "UserPromptSubmit", {**base, "prompt_id": "p1"})
-    _hook(claude_run, silent, "Stop", {**base, "prompt_id": "p1"})
-    _hook(claude_run, silent, "Stop", {**base, "prompt_id": "p1"})  # a repeat: no transition
+    claude_run.fire("SessionStart", {**base, "source": "startup"})
+    claude_run.fire("UserPromptSubmit", {**base, "prompt_id": "p1"})
+    claude_run.fire("Stop", {**base, "prompt_id": "p1"})
+    claude_run.fire("Stop", {**base, "prompt_id": "p1"})  # a repeat: no transition
     _declare(claude_run, "blocked", "--reason", "needs the API key")
     _declare(claude_run, "done", "--force")
     capsys.readouterr()
@@ -126,11 +122,11 @@ def test_an_archived_run_replays_as_it_did_before_the_sweep(worked, tmp_path, ca
     assert capsys.readouterr().out.startswith(f"{worked.run_id} (claude-code), from the archive: ")
 
 
-def test_the_latest_archived_copy_is_replayed(worked, tmp_path, make_claude_run, silent) -> None:
+def test_the_latest_archived_copy_is_replayed(worked, tmp_path, make_claude_run) -> None:
     archive = tmp_path / "archive"
     agentspool.sweep_spools(worked.runtime_dir, min_idle=0, archive=str(archive))
     again = make_claude_run(worked.runtime_dir, worked.run_id)  # the run id, set up anew
-    _hook(again, silent, "SessionStart", {"session_id": "s2", "source": "startup"})
+    again.fire("SessionStart", {"session_id": "s2", "source": "startup"})
     agentspool.sweep_spools(worked.runtime_dir, min_idle=0, archive=str(archive))
     assert len(list((archive / worked.run_id).iterdir())) == 2
     found = agentspool.replay(worked.run_id, archive=str(archive))

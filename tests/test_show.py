@@ -28,7 +28,7 @@ import agentspool
 from agentspool import Message, Session, SessionDetail, assemble_session_detail
 from agentspool.adapters import registry
 from agentspool.cli.main import main
-from agentspool.cli.show import Renderer, safe
+from agentspool.cli.render.session import Renderer, safe
 
 CAPTURES = Path(__file__).resolve().parent / "live" / "captures"
 CLAUDE = CAPTURES / "claude-code"

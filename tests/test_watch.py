@@ -18,14 +18,10 @@ import agentspool
 WATCH = [sys.executable, "-m", "agentspool.cli.main", "watch"]
 
 
-def _hook(run, silent, event: str, payload: dict) -> None:
-    silent(run.run(json.dumps(payload).encode(), event))
-
-
-def _working(run, silent, transcript: Path, session: str) -> dict:
+def _working(run, transcript: Path, session: str) -> dict:
     base = {"session_id": session, "transcript_path": str(transcript), "cwd": "/srv/app"}
-    _hook(run, silent, "SessionStart", base)
-    _hook(run, silent, "UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "go"})
+    run.fire("SessionStart", base)
+    run.fire("UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "go"})
     return base
 
 
@@ -62,21 +58,21 @@ class Lines:
 
 
 def test_json_lines_follow_real_hooks_through_each_transition(
-    runtime_dir, make_claude_run, silent, tmp_path
+    runtime_dir, make_claude_run, tmp_path
 ) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     busy = make_claude_run(runtime_dir, "busy")
-    base = _working(busy, silent, transcript, "s1")
+    base = _working(busy, transcript, "s1")
     quiet = make_claude_run(runtime_dir, "quiet")
-    _hook(quiet, silent, "SessionStart", {"session_id": "s2", "transcript_path": str(transcript)})
+    quiet.fire("SessionStart", {"session_id": "s2", "transcript_path": str(transcript)})
     waited = tmp_path / "waited.json"
 
     with subprocess.Popen(
         [*WATCH, "--runtime-dir", runtime_dir, "--on-wait", f"cat >> {waited}", "--for", "60"],
         stdout=subprocess.PIPE,
     ) as proc:
-        _follow(proc, busy, base, silent, runtime_dir)
+        _follow(proc, busy, base, runtime_dir)
     # --on-wait ran for each wait that began while watching, the run's JSON on its stdin
     hooked = [json.loads(line) for line in waited.read_text().splitlines()]
     assert [(h["run_id"], h["state"]) for h in hooked] == [
@@ -85,7 +81,7 @@ def test_json_lines_follow_real_hooks_through_each_transition(
     ]
 
 
-def _follow(proc, busy, base, silent, runtime_dir) -> None:
+def _follow(proc, busy, base, runtime_dir) -> None:
     try:
         lines = Lines(proc)
         first = {line["run_id"]: line for line in (lines.next(), lines.next())}
@@ -96,8 +92,8 @@ def _follow(proc, busy, base, silent, runtime_dir) -> None:
         assert first["busy"]["key"] == "claude-code:busy"
         assert first["busy"]["cwd"] == "/srv/app"
 
-        _hook(busy, silent, "PreToolUse", {**base, **QUESTION, "prompt_id": "p1"})
-        _hook(busy, silent, "PermissionRequest", {**base, **QUESTION, "prompt_id": "p1"})
+        busy.fire("PreToolUse", {**base, **QUESTION, "prompt_id": "p1"})
+        busy.fire("PermissionRequest", {**base, **QUESTION, "prompt_id": "p1"})
         asked = lines.next()
         assert (asked["event"], asked["run_id"], asked["previous"], asked["state"]) == (
             "changed",
@@ -107,11 +103,11 @@ def _follow(proc, busy, base, silent, runtime_dir) -> None:
         )
         assert [o["label"] for o in asked["pending_dialog"]["options"]] == ["Postgres", "SQLite"]
 
-        _hook(busy, silent, "PostToolUse", {**base, **QUESTION, "tool_response": {}})
+        busy.fire("PostToolUse", {**base, **QUESTION, "tool_response": {}})
         resumed = lines.next()
         assert (resumed["previous"], resumed["state"]) == ("question", "working")
 
-        _hook(busy, silent, "Stop", {**base, "prompt_id": "p1"})
+        busy.fire("Stop", {**base, "prompt_id": "p1"})
         stopped = lines.next()
         assert (stopped["run_id"], stopped["previous"]) == ("busy", "working")
         assert stopped["state"] == "needs_input"  # the end of a turn waits on the operator
@@ -129,11 +125,11 @@ def _follow(proc, busy, base, silent, runtime_dir) -> None:
         proc.wait(timeout=10)
 
 
-def test_once_prints_every_run_and_exits(runtime_dir, make_claude_run, silent, tmp_path) -> None:
+def test_once_prints_every_run_and_exits(runtime_dir, make_claude_run, tmp_path) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     for name in ("a", "b", "c"):
-        _working(make_claude_run(runtime_dir, name), silent, transcript, f"s-{name}")
+        _working(make_claude_run(runtime_dir, name), transcript, f"s-{name}")
     out = subprocess.run(
         [*WATCH, "--runtime-dir", runtime_dir, "--once"],
         capture_output=True,
@@ -147,13 +143,13 @@ def test_once_prints_every_run_and_exits(runtime_dir, make_claude_run, silent, t
 
 
 def test_state_filter_keeps_only_matching_transitions(
-    runtime_dir, make_claude_run, silent, tmp_path
+    runtime_dir, make_claude_run, tmp_path
 ) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
-    _working(make_claude_run(runtime_dir, "w"), silent, transcript, "s1")
+    _working(make_claude_run(runtime_dir, "w"), transcript, "s1")
     idle = make_claude_run(runtime_dir, "i")
-    _hook(idle, silent, "SessionStart", {"session_id": "s2", "transcript_path": str(transcript)})
+    idle.fire("SessionStart", {"session_id": "s2", "transcript_path": str(transcript)})
     out = subprocess.run(
         [*WATCH, "--runtime-dir", runtime_dir, "--once", "--state", "idle"],
         capture_output=True,
@@ -164,12 +160,12 @@ def test_state_filter_keeps_only_matching_transitions(
 
 
 def test_poll_rereads_only_runs_whose_signature_moved(
-    runtime_dir, make_claude_run, silent, tmp_path
+    runtime_dir, make_claude_run, tmp_path
 ) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     runs = {name: make_claude_run(runtime_dir, name) for name in ("a", "b")}
-    bases = {name: _working(run, silent, transcript, f"s-{name}") for name, run in runs.items()}
+    bases = {name: _working(run, transcript, f"s-{name}") for name, run in runs.items()}
 
     first = agentspool.poll_runs(None, runtime_dir)
     assert sorted(first.changed) == ["claude-code:a", "claude-code:b"]
@@ -177,7 +173,7 @@ def test_poll_rereads_only_runs_whose_signature_moved(
     settled = agentspool.poll_runs(first, runtime_dir)  # the transcript joined the signature
     assert agentspool.poll_runs(settled, runtime_dir).changed == []
 
-    _hook(runs["b"], silent, "PermissionRequest", {**bases["b"], "tool_name": "Bash"})
+    runs["b"].fire("PermissionRequest", {**bases["b"], "tool_name": "Bash"})
     moved = agentspool.poll_runs(settled, runtime_dir)
     assert moved.changed == ["claude-code:b"]
     assert moved.listed[0] == "claude-code:b"
@@ -191,18 +187,18 @@ def test_poll_rereads_only_runs_whose_signature_moved(
 
 
 def test_a_quick_poll_reads_only_runs_a_hook_appended_to(
-    runtime_dir, make_claude_run, silent, tmp_path
+    runtime_dir, make_claude_run, tmp_path
 ) -> None:
     transcripts = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b")}
     runs, bases = {}, {}
     for name, transcript in transcripts.items():
         transcript.write_text("")
         runs[name] = make_claude_run(runtime_dir, name)
-        bases[name] = _working(runs[name], silent, transcript, f"s-{name}")
+        bases[name] = _working(runs[name], transcript, f"s-{name}")
     settled = agentspool.poll_runs(agentspool.poll_runs(None, runtime_dir), runtime_dir)
     assert agentspool.poll_runs(settled, runtime_dir, full=False).changed == []
 
-    _hook(runs["b"], silent, "PermissionRequest", {**bases["b"], "tool_name": "Bash"})
+    runs["b"].fire("PermissionRequest", {**bases["b"], "tool_name": "Bash"})
     # what no hook wrote: the quick poll does not look, the full one does
     with open(transcripts["a"], "a") as fh:
         fh.write("\n")
@@ -215,7 +211,7 @@ def test_a_quick_poll_reads_only_runs_a_hook_appended_to(
     assert agentspool.poll_runs(quick, runtime_dir).changed == ["claude-code:a"]
 
     # a run dir made meanwhile: the quick poll lists the runs again
-    _working(make_claude_run(runtime_dir, "c"), silent, transcripts["a"], "s-c")
+    _working(make_claude_run(runtime_dir, "c"), transcripts["a"], "s-c")
     grown = agentspool.poll_runs(quick, runtime_dir, full=False)
     assert "claude-code:c" in grown.changed and grown.runs["claude-code:c"].state == "working"
 
@@ -235,14 +231,12 @@ def test_a_bad_runtime_dir_is_one_line_not_a_traceback(tmp_path) -> None:
     assert out.stderr.decode().count("\n") == 1 and str(shared) in out.stderr.decode()
 
 
-def test_runs_already_waiting_do_not_fire_on_wait(
-    runtime_dir, make_claude_run, silent, tmp_path
-) -> None:
+def test_runs_already_waiting_do_not_fire_on_wait(runtime_dir, make_claude_run, tmp_path) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     run = make_claude_run(runtime_dir, "w")
-    base = _working(run, silent, transcript, "s1")
-    _hook(run, silent, "PermissionRequest", {**base, "tool_name": "Bash"})
+    base = _working(run, transcript, "s1")
+    run.fire("PermissionRequest", {**base, "tool_name": "Bash"})
     fired = tmp_path / "fired"
     subprocess.run(
         [*WATCH, "--runtime-dir", runtime_dir, "--for", "1.5", "--on-wait", f"touch {fired}"],
@@ -254,12 +248,12 @@ def test_runs_already_waiting_do_not_fire_on_wait(
 
 
 def test_bell_sends_a_desktop_notification_when_a_run_starts_waiting(
-    runtime_dir, make_claude_run, silent, tmp_path
+    runtime_dir, make_claude_run, tmp_path
 ) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     run = make_claude_run(runtime_dir, "w")
-    base = _working(run, silent, transcript, "s1")
+    base = _working(run, transcript, "s1")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     sent = tmp_path / "sent"
@@ -275,7 +269,7 @@ def test_bell_sends_a_desktop_notification_when_a_run_starts_waiting(
         try:
             lines = Lines(proc)
             assert lines.next()["state"] == "working"
-            _hook(run, silent, "PermissionRequest", {**base, "tool_name": "Bash"})
+            run.fire("PermissionRequest", {**base, "tool_name": "Bash"})
             assert lines.next()["state"] == "needs_input"
             for _ in range(100):
                 if sent.exists() and sent.read_text().endswith("\n"):
@@ -287,13 +281,11 @@ def test_bell_sends_a_desktop_notification_when_a_run_starts_waiting(
     assert sent.read_text() == "--app-name=agentspool|claude-code waits for you|w|\n"
 
 
-def test_a_reader_that_leaves_ends_watch_quietly(
-    runtime_dir, make_claude_run, silent, tmp_path
-) -> None:
+def test_a_reader_that_leaves_ends_watch_quietly(runtime_dir, make_claude_run, tmp_path) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     run = make_claude_run(runtime_dir, "a")
-    base = _working(run, silent, transcript, "s1")
+    base = _working(run, transcript, "s1")
     with subprocess.Popen(
         [*WATCH, "--runtime-dir", runtime_dir, "--for", "60"],
         stdout=subprocess.PIPE,
@@ -302,13 +294,13 @@ def test_a_reader_that_leaves_ends_watch_quietly(
         assert proc.stdout is not None and proc.stderr is not None
         assert json.loads(proc.stdout.readline())["run_id"] == "a"
         proc.stdout.close()  # the reader leaves (`watch | head -1`)
-        _hook(run, silent, "PermissionRequest", {**base, "tool_name": "Bash"})  # a next line
+        run.fire("PermissionRequest", {**base, "tool_name": "Bash"})  # a next line
         assert proc.wait(timeout=30) == 0
         assert proc.stderr.read() == b""
 
 
 def test_an_on_wait_command_that_reads_nothing_stalls_no_other_run(
-    runtime_dir, make_claude_run, silent, tmp_path
+    runtime_dir, make_claude_run, tmp_path
 ) -> None:
     """Issue 22: a run whose JSON outgrows a pipe (64 KiB) handed to an ``--on-wait``
     command that never reads its stdin: the watch goes on, and the next run's wait is
@@ -318,10 +310,10 @@ def test_an_on_wait_command_that_reads_nothing_stalls_no_other_run(
     big = make_claude_run(runtime_dir, "big")
     named = {"session_id": "s1", "transcript_path": str(transcript)}
     wide = {**named, "cwd": "/" + "d" * 60_000}  # each payload under the 64 KiB cut
-    _hook(big, silent, "SessionStart", wide)
-    _hook(big, silent, "UserPromptSubmit", {**wide, "prompt_id": "p1", "prompt": "go"})
+    big.fire("SessionStart", wide)
+    big.fire("UserPromptSubmit", {**wide, "prompt_id": "p1", "prompt": "go"})
     small = make_claude_run(runtime_dir, "small")
-    base = _working(small, silent, transcript, "s2")
+    base = _working(small, transcript, "s2")
     fired = tmp_path / "fired"
     # Reads nothing; notes the run it was started for by the second line of the shell.
     command = f"sleep 0.2; echo started >> {fired}; sleep 30"
@@ -333,10 +325,10 @@ def test_an_on_wait_command_that_reads_nothing_stalls_no_other_run(
             lines = Lines(proc)
             assert {lines.next()["run_id"], lines.next()["run_id"]} == {"big", "small"}
             ask = {"tool_name": "Bash", "tool_input": {"command": "x" * 60_000}}
-            _hook(big, silent, "PermissionRequest", {**named, "prompt_id": "p1", **ask})
+            big.fire("PermissionRequest", {**named, "prompt_id": "p1", **ask})
             first = lines.next()
             assert (first["run_id"], first["state"]) == ("big", "needs_input")
-            _hook(small, silent, "PermissionRequest", {**base, "tool_name": "Bash"})
+            small.fire("PermissionRequest", {**base, "tool_name": "Bash"})
             second = lines.next(timeout=10)  # the old watch sat in write(2) for good here
             assert (second["run_id"], second["state"]) == ("small", "needs_input")
             for _ in range(200):

@@ -4,7 +4,6 @@ a terminal: real hooks write the evidence of several runs, the screen is read ba
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -37,10 +36,6 @@ QUESTION = {
 }
 
 
-def _hook(run, silent, event: str, payload: dict) -> None:
-    silent(run.run(json.dumps(payload).encode(), event))
-
-
 def _rows(screen: str) -> list[str]:
     """The list's rows, top to bottom."""
     return [line for line in screen.splitlines() if line.startswith("claude-code ")]
@@ -61,7 +56,7 @@ def pane(runtime_dir, tmp_path):
 
 
 def test_watch_shows_each_state_and_a_questions_options(
-    runtime_dir, make_claude_run, silent, tmp_path, pane
+    runtime_dir, make_claude_run, tmp_path, pane
 ) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
@@ -69,7 +64,7 @@ def test_watch_shows_each_state_and_a_questions_options(
     for name in ("alpha", "beta", "gamma"):
         run = make_claude_run(runtime_dir, name)
         base = {"session_id": f"s-{name}", "transcript_path": str(transcript), "cwd": "/w"}
-        _hook(run, silent, "SessionStart", base)
+        run.fire("SessionStart", base)
         runs[name], bases[name] = run, base
 
     screen = pane.wait_for("3 runs", timeout=30)  # the app is up, every run listed
@@ -78,17 +73,17 @@ def test_watch_shows_each_state_and_a_questions_options(
 
     for name in ("alpha", "beta", "gamma"):
         prompt = {**bases[name], "prompt_id": "p1", "prompt": f"task {name}"}
-        _hook(runs[name], silent, "UserPromptSubmit", prompt)
+        runs[name].fire("UserPromptSubmit", prompt)
     for name in ("alpha", "beta", "gamma"):
         pane.wait_until(_state_of(name, "working"), timeout=SHOWN_WITHIN)
 
     approval = {**bases["beta"], "prompt_id": "p1", "tool_name": "Bash"}
-    _hook(runs["beta"], silent, "PermissionRequest", {**approval, "tool_input": {"command": "ls"}})
+    runs["beta"].fire("PermissionRequest", {**approval, "tool_input": {"command": "ls"}})
     pane.wait_until(_state_of("beta", "approve Bash: ls"), timeout=WAIT_SHOWN_WITHIN)
 
     asked = {**bases["gamma"], **QUESTION, "prompt_id": "p1"}
-    _hook(runs["gamma"], silent, "PreToolUse", asked)
-    _hook(runs["gamma"], silent, "PermissionRequest", asked)
+    runs["gamma"].fire("PreToolUse", asked)
+    runs["gamma"].fire("PermissionRequest", asked)
     pane.wait_until(_state_of("gamma", "answer: Which database[?]"), timeout=WAIT_SHOWN_WITHIN)
     # Most urgent first: a run that starts waiting is drawn where it stands at once, and
     # moves up when the list is drawn again, at the next second.

@@ -34,12 +34,8 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters.claude_code import _install, _lifecycle, _signals
-from agentspool.adapters.claude_code._transcript import (
-    DIALOG_TOOLS,
-    HistoryParser,
-    TranscriptParser,
-    dialog_for,
-)
+from agentspool.adapters.claude_code._records import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.claude_code._transcript import HistoryParser, TranscriptParser
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
@@ -50,6 +46,7 @@ from agentspool.adapters.common.spooled import (
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    TranslatedSpool,
 )
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.core.events import Event, InputRequested
@@ -65,20 +62,8 @@ from agentspool.core.seam import (
     UsageView,
 )
 from agentspool.spool.layout import run_dir
-from agentspool.spool.read import SpoolReader
 
-
-class _SpoolView:
-    """One run's spool, read incrementally; every record translated once, kept as events."""
-
-    def __init__(self, run_dir: str) -> None:
-        self.reader = SpoolReader(run_dir)
-        self.translator = _signals.HookTranslator()
-        self.events: list[Event] = []
-
-    def refresh(self) -> None:
-        for record in self.reader.read():
-            self.events += self.translator.translate(record)
+_SpoolView = TranslatedSpool[_signals.HookTranslator]
 
 
 def _complete(
@@ -150,7 +135,7 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
 
     # -- reading -----------------------------------------------------------------------
     def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return _SpoolView(run.run_dir)
+        return TranslatedSpool(run.run_dir, _signals.HookTranslator())
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool

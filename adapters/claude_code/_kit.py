@@ -5,27 +5,114 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from typing import Any
 
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
+from agentspool.adapters.common.kits import append_jsonl, bash_approval, spool_hooks
+from agentspool.adapters.common.stamps import StampClock
 
 SESSION = "5e55a1d0-0000-4000-8000-00000000c0de"
 
 
-def _stamp(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
+_BASE: dict[str, Any] = {
+    "isSidechain": False,
+    "sessionId": SESSION,
+    "cwd": "/work",
+    "version": "2.1.328",
+    "userType": "external",
+}
+
+
+class _Turn:
+    """The ids one turn's records name each other by."""
+
+    def __init__(self) -> None:
+        self.prompt_id, self.user = str(uuid.uuid4()), str(uuid.uuid4())
+        self.call, self.result, self.reply = (str(uuid.uuid4()) for _ in range(3))
+        self.tool_use_id = "toolu_" + uuid.uuid4().hex[:24]
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_read_input_tokens": 5,
+        "cache_creation_input_tokens": 0,
+    }
+
+
+def _prompt(turn: _Turn, stamp: str) -> dict[str, Any]:
+    return {
+        **_BASE,
+        "type": "user",
+        "uuid": turn.user,
+        "parentUuid": None,
+        "promptId": turn.prompt_id,
+        "timestamp": stamp,
+        "message": {"role": "user", "content": "say hi"},
+    }
+
+
+def _answer(uid: str, parent: str, stamp: str, stop_reason: str, **message: Any) -> dict[str, Any]:
+    """An assistant line: one content block of response ``msg_<uid>``."""
+    return {
+        **_BASE,
+        "type": "assistant",
+        "uuid": uid,
+        "parentUuid": parent,
+        "timestamp": stamp,
+        "requestId": "req_" + uid[:8],
+        "message": {
+            "id": "msg_" + uid[:12],
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "stop_reason": stop_reason,
+            **message,
+        },
+    }
+
+
+def _tool_call(turn: _Turn, stamp: str) -> dict[str, Any]:
+    block = {
+        "type": "tool_use",
+        "id": turn.tool_use_id,
+        "name": "Bash",
+        "input": {"command": "echo hi", "description": "Say hi"},
+    }
+    return _answer(turn.call, turn.user, stamp, "tool_use", content=[block], usage=_usage(8, 20))
+
+
+def _tool_result(turn: _Turn, stamp: str) -> dict[str, Any]:
+    block = {"tool_use_id": turn.tool_use_id, "type": "tool_result", "content": "hi"}
+    return {
+        **_BASE,
+        "type": "user",
+        "uuid": turn.result,
+        "parentUuid": turn.call,
+        "promptId": turn.prompt_id,
+        "timestamp": stamp,
+        "message": {"role": "user", "content": [{**block, "is_error": False}]},
+        "toolUseResult": {
+            "stdout": "hi",
+            "stderr": "",
+            "interrupted": False,
+            "isImage": False,
+            "noOutputExpected": False,
+        },
+        "sourceToolAssistantUUID": turn.call,
+    }
+
+
+def _reply(turn: _Turn, stamp: str) -> dict[str, Any]:
+    content = [{"type": "text", "text": "hi"}]
+    return _answer(turn.reply, turn.result, stamp, "end_turn", content=content, usage=_usage(10, 2))
 
 
 class Kit:
     def __init__(self) -> None:
-        self._clock = time.time() - 600
-
-    def _tick(self) -> str:
-        self._clock += 1
-        return _stamp(self._clock)
+        self._clock = StampClock(1)
+        self._tick = self._clock.tick
 
     def transcript(self, directory: str, turns: int) -> str:
         path = os.path.join(directory, ".claude", "projects", "-work", f"{SESSION}.jsonl")
@@ -42,125 +129,31 @@ class Kit:
         ``promptId``, ``sourceToolAssistantUUID`` and ``toolUseResult``), the closing
         reply and ``turn_duration`` — shapes from captures/claude-code/tui-permission-approve.
         """
-        prompt_id, user = str(uuid.uuid4()), str(uuid.uuid4())
-        call, result, reply = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
-        tool_use_id = "toolu_" + uuid.uuid4().hex[:24]
-        base: dict[str, Any] = {
-            "isSidechain": False,
-            "sessionId": SESSION,
-            "cwd": "/work",
-            "version": "2.1.328",
-            "userType": "external",
-        }
-
-        def usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
-            return {
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens,
-                "cache_read_input_tokens": 5,
-                "cache_creation_input_tokens": 0,
-            }
-
+        turn = _Turn()
         lines = [
             {
                 "type": "file-history-snapshot",
-                "messageId": user,
+                "messageId": turn.user,
                 "snapshot": {},
                 "isSnapshotUpdate": False,
             },
+            _prompt(turn, self._tick()),
+            _tool_call(turn, self._tick()),
+            _tool_result(turn, self._tick()),
+            _reply(turn, self._tick()),
             {
-                **base,
-                "type": "user",
-                "uuid": user,
-                "parentUuid": None,
-                "promptId": prompt_id,
-                "timestamp": self._tick(),
-                "message": {"role": "user", "content": "say hi"},
-            },
-            {
-                **base,
-                "type": "assistant",
-                "uuid": call,
-                "parentUuid": user,
-                "timestamp": self._tick(),
-                "requestId": "req_" + call[:8],
-                "message": {
-                    "id": "msg_" + call[:12],
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-sonnet-4-5",
-                    "stop_reason": "tool_use",
-                    "content": [
-                        {
-                            "type": "tool_use",
-                            "id": tool_use_id,
-                            "name": "Bash",
-                            "input": {"command": "echo hi", "description": "Say hi"},
-                        }
-                    ],
-                    "usage": usage(8, 20),
-                },
-            },
-            {
-                **base,
-                "type": "user",
-                "uuid": result,
-                "parentUuid": call,
-                "promptId": prompt_id,
-                "timestamp": self._tick(),
-                "message": {
-                    "role": "user",
-                    "content": [
-                        {
-                            "tool_use_id": tool_use_id,
-                            "type": "tool_result",
-                            "content": "hi",
-                            "is_error": False,
-                        }
-                    ],
-                },
-                "toolUseResult": {
-                    "stdout": "hi",
-                    "stderr": "",
-                    "interrupted": False,
-                    "isImage": False,
-                    "noOutputExpected": False,
-                },
-                "sourceToolAssistantUUID": call,
-            },
-            {
-                **base,
-                "type": "assistant",
-                "uuid": reply,
-                "parentUuid": result,
-                "timestamp": self._tick(),
-                "requestId": "req_" + reply[:8],
-                "message": {
-                    "id": "msg_" + reply[:12],
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-sonnet-4-5",
-                    "stop_reason": "end_turn",
-                    "content": [{"type": "text", "text": "hi"}],
-                    "usage": usage(10, 2),
-                },
-            },
-            {
-                **base,
+                **_BASE,
                 "type": "system",
                 "subtype": "turn_duration",
                 "uuid": str(uuid.uuid4()),
-                "parentUuid": reply,
+                "parentUuid": turn.reply,
                 "timestamp": self._tick(),
                 "durationMs": 900,
                 "messageCount": 4,
                 "isMeta": False,
             },
         ]
-        data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-        with open(path, "ab") as fh:
-            fh.write(data)
-        return data
+        return append_jsonl(path, lines)
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         prompt_id = str(uuid.uuid4())
@@ -172,30 +165,5 @@ class Kit:
             "permission_mode": "default",
         }
         tool_input = {"command": "echo hi > out.txt", "description": "Write a file"}
-        hooks = [
-            (
-                "UserPromptSubmit",
-                {**common, "hook_event_name": "UserPromptSubmit", "prompt": "write a file"},
-            ),
-            (
-                "PreToolUse",
-                {
-                    **common,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_input": tool_input,
-                    "tool_use_id": "toolu_kit",
-                },
-            ),
-            (
-                "PermissionRequest",
-                {
-                    **common,
-                    "hook_event_name": "PermissionRequest",
-                    "tool_name": "Bash",
-                    "tool_input": tool_input,
-                },
-            ),
-        ]
-        for event, payload in hooks:
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        hooks = bash_approval(common, "write a file", tool_input, tool_input, "toolu_kit")
+        spool_hooks(runtime_dir, run_id, hooks)

@@ -82,6 +82,9 @@ class _Head(msgspec.Struct, rename="camel", gc=False):
     is_sidechain: bool = False
     agent_id: str = ""
     message: msgspec.Raw = msgspec.Raw()
+    provenance: str = ""
+    """Named by Qwen Code's records (0.24.4), whose chat file is otherwise shaped as a
+    Claude Code transcript; no Claude Code record carries it (2.1.328's captures)."""
 
 
 _decode_head = msgspec.json.Decoder(_Head).decode
@@ -111,6 +114,8 @@ def session_at(path: str) -> Session | None:
             if not n:
                 return None
             continue  # a damaged record further on
+        if head.provenance:
+            return None
         if head.type in ("user", "assistant", "system") and head.message:
             conversation = True
             subagent = subagent or (head.is_sidechain and bool(head.agent_id))

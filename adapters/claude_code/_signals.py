@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from agentspool.adapters.claude_code._records import DIALOG_TOOLS, dialog_for
 from agentspool.adapters.claude_code._schema import (
     HOOK_FIELDS,
     NATIVE_FIELDS,
     NATIVE_STATUSES,
     NATIVE_WAITS,
 )
-from agentspool.adapters.claude_code._transcript import DIALOG_TOOLS, dialog_for
 from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.adapters.common.translator import HookFields, HookReader
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.files import open_regular
@@ -40,120 +42,137 @@ class _Call(msgspec.Struct):
     tool_use_id: str = ""
 
 
-class HookPayload(msgspec.Struct):
-    session_id: str = ""
+class HookPayload(HookFields):
     transcript_path: str = ""
-    cwd: str = ""
     prompt_id: str = ""
-    source: str = ""
-    reason: str = ""
-    tool_name: str = ""
     tool_input: dict[str, Any] | None = None
     tool_use_id: str = ""
     agent_id: str = ""
     notification_type: str = ""
-    background_tasks: list[_Task] = []
-    tool_calls: list[_Call] = []
+    background_tasks: list[_Task] = msgspec.field(default_factory=list)
+    tool_calls: list[_Call] = msgspec.field(default_factory=list)
 
 
 decode = HookDecoder(HookPayload)
+Base = dict[str, Any]
+"""The fields every event of a record shares: ``at``, ``source``, ``epoch``."""
+Handler = Callable[["HookTranslator", HookPayload, Base, str], list[ev.Event]]
+"""One hook's meaning: (translator, payload, base, the main agent's turn) → events."""
 
 
-class HookTranslator:
+class HookTranslator(HookReader[HookPayload]):
     """Turns spool records into events, in spool order, keeping what matching needs."""
 
     def __init__(self) -> None:
-        self.transcript_path = ""
-        self.agent_pid = 0
-        self.cwd = ""
-        self.undecodable = 0
-        self.drift = DriftCounter(HOOK_FIELDS)
+        super().__init__(decode, HOOK_FIELDS)
         # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
         # so it is matched to the latest unfinished call with the same tool and input.
         self._calls: list[tuple[str, str, Any, str]] = []  # (tool_use_id, name, input, agent)
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        hook = decode(record)
+        hook = self._payload(record)
         if hook is None:
-            self.undecodable += 1
             return []
         name = record.event
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
         if record.agent_pid:
             self.agent_pid = record.agent_pid
         if hook.cwd and not hook.agent_id:
             self.cwd = hook.cwd
         if hook.transcript_path and name != "SessionEnd":
             self.transcript_path = hook.transcript_path
+        handler = self._HOOKS.get(name)
+        if handler is None:
+            return []
         base: dict[str, Any] = {
             "at": record.wall_ns / 1e9,
             "source": f"hook:{name}",
             "epoch": hook.session_id,
         }
-        turn = "" if hook.agent_id else hook.prompt_id
-        if name == "SessionStart":
-            return [ev.SessionStarted(how=hook.source or "startup", **base)]
-        if name == "UserPromptSubmit":
-            return [ev.TurnStarted(turn_id=hook.prompt_id, **base)] if hook.prompt_id else []
-        if name == "PreToolUse":
-            self._calls.append((hook.tool_use_id, hook.tool_name, hook.tool_input, hook.agent_id))
-            if hook.agent_id:
-                return []
-            return [
-                ev.ToolStarted(
-                    turn_id=turn, tool_use_id=hook.tool_use_id, tool_name=hook.tool_name, **base
-                )
-            ]
-        if name == "PermissionRequest":
-            if self._print_mode():
-                return []  # -p denies at once, no dialog: docs/providers/claude-code.md §3.5
-            tool_use_id = self._match(hook)
-            tool_input = hook.tool_input or {}
-            kind: Literal["approval", "question"] = (
-                "question" if hook.tool_name in DIALOG_TOOLS else "approval"
-            )
-            dialog = (
-                dialog_for(hook.tool_name, tool_use_id, tool_input) if kind == "question" else None
-            )
-            return [
-                ev.InputRequested(
-                    turn_id=turn,
-                    kind=kind,
-                    tool_use_id=tool_use_id,
-                    tool_name=hook.tool_name,
-                    tool_input=tool_input,
-                    agent_id=hook.agent_id,
-                    dialog=dialog,
-                    **base,
-                )
-            ]
-        if name in ("PostToolUse", "PostToolUseFailure", "PermissionDenied"):
-            return self._finished([hook.tool_use_id], turn, base)
-        if name == "PostToolBatch":
-            return self._finished([c.tool_use_id for c in hook.tool_calls], turn, base)
-        if name == "Notification":
-            if hook.notification_type == "permission_prompt":
-                return [ev.InputRequested(turn_id="", kind="approval", **base)]
-            if hook.notification_type == "idle_prompt":
-                return [ev.TurnStopped(turn_id=hook.prompt_id, **base)]
+        return handler(self, hook, base, "" if hook.agent_id else hook.prompt_id)
+
+    def _session_start(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        return [ev.SessionStarted(how=hook.source or "startup", **base)]
+
+    def _prompt(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        return [ev.TurnStarted(turn_id=hook.prompt_id, **base)] if hook.prompt_id else []
+
+    def _pre_tool(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        self._calls.append((hook.tool_use_id, hook.tool_name, hook.tool_input, hook.agent_id))
+        if hook.agent_id:
             return []
-        if name == "Stop":
-            running = tuple(t.id for t in hook.background_tasks if t.status in ("running", ""))
-            if not hook.agent_id:
-                self._calls.clear()
-            return [
-                ev.TurnStopped(
-                    turn_id=hook.prompt_id, outcome="completed", background=running, **base
-                )
-            ]
-        if name == "StopFailure":
-            return [ev.TurnStopped(turn_id=hook.prompt_id, outcome="failed", **base)]
-        if name == "SubagentStop" and hook.agent_id:
-            return [ev.BackgroundFinished(task_id=hook.agent_id, **base)]
-        if name == "SessionEnd" and hook.reason != "clear":
-            return [ev.SessionEnded(reason=hook.reason, **base)]
+        return [
+            ev.ToolStarted(
+                turn_id=turn, tool_use_id=hook.tool_use_id, tool_name=hook.tool_name, **base
+            )
+        ]
+
+    def _permission(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        if self._print_mode():
+            return []  # -p denies at once, no dialog: docs/providers/claude-code.md §3.5
+        tool_use_id = self._match(hook)
+        tool_input = hook.tool_input or {}
+        kind: Literal["approval", "question"] = (
+            "question" if hook.tool_name in DIALOG_TOOLS else "approval"
+        )
+        dialog = dialog_for(hook.tool_name, tool_use_id, tool_input) if kind == "question" else None
+        return [
+            ev.InputRequested(
+                turn_id=turn,
+                kind=kind,
+                tool_use_id=tool_use_id,
+                tool_name=hook.tool_name,
+                tool_input=tool_input,
+                agent_id=hook.agent_id,
+                dialog=dialog,
+                **base,
+            )
+        ]
+
+    def _post_tool(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        return self._finished([hook.tool_use_id], turn, base)
+
+    def _post_batch(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        return self._finished([c.tool_use_id for c in hook.tool_calls], turn, base)
+
+    def _notification(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        if hook.notification_type == "permission_prompt":
+            return [ev.InputRequested(turn_id="", kind="approval", **base)]
+        if hook.notification_type == "idle_prompt":
+            return [ev.TurnStopped(turn_id=hook.prompt_id, **base)]
         return []
+
+    def _stop(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        running = tuple(t.id for t in hook.background_tasks if t.status in ("running", ""))
+        if not hook.agent_id:
+            self._calls.clear()
+        return [
+            ev.TurnStopped(turn_id=hook.prompt_id, outcome="completed", background=running, **base)
+        ]
+
+    def _stop_failure(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        return [ev.TurnStopped(turn_id=hook.prompt_id, outcome="failed", **base)]
+
+    def _subagent_stop(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        return [ev.BackgroundFinished(task_id=hook.agent_id, **base)] if hook.agent_id else []
+
+    def _session_end(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:
+        return [ev.SessionEnded(reason=hook.reason, **base)] if hook.reason != "clear" else []
+
+    _HOOKS: ClassVar[dict[str, Handler]] = {
+        "SessionStart": _session_start,
+        "UserPromptSubmit": _prompt,
+        "PreToolUse": _pre_tool,
+        "PermissionRequest": _permission,
+        "PostToolUse": _post_tool,
+        "PostToolUseFailure": _post_tool,
+        "PermissionDenied": _post_tool,
+        "PostToolBatch": _post_batch,
+        "Notification": _notification,
+        "Stop": _stop,
+        "StopFailure": _stop_failure,
+        "SubagentStop": _subagent_stop,
+        "SessionEnd": _session_end,
+    }
 
     def _print_mode(self) -> bool:
         status, _ = read_native(self.transcript_path, self.agent_pid)

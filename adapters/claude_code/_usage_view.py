@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import msgspec
 
-from agentspool.adapters.claude_code._transcript import (
-    _CONVERSATION,
-    _DECODE_ERRORS,
-    _FILE_RECORDS,
+from agentspool.adapters.claude_code._records import (
     BOOKKEEPING,
+    CONVERSATION,
+    DECODE_ERRORS,
+    FILE_RECORDS,
     FOREIGN_TYPES,
     RESPONSES_KEPT,
     TITLE_RANK,
-    _ApiUsage,
-    _has_tokens,
-    _salvaged,
+    ApiUsage,
+    has_tokens,
+    salvaged,
     usage_of,
 )
 from agentspool.adapters.common.jsonl import split_lines, whole_tail
@@ -60,7 +60,7 @@ class _BlockKind(msgspec.Struct, gc=False):
 class _UsageMessage(msgspec.Struct, gc=False):
     id: str | None = None
     model: str | None = None
-    usage: _ApiUsage | None = None
+    usage: ApiUsage | None = None
     content: str | list[_BlockKind] | None = None
 
 
@@ -123,14 +123,14 @@ class _Reader:
         kind = line.type
         if kind in BOOKKEEPING or kind in FOREIGN_TYPES or line.subtype == "stop_hook_summary":
             return
-        if kind in _FILE_RECORDS:
+        if kind in FILE_RECORDS:
             self._file_record(line)
             return
         if self.sidechain is None:
             self.sidechain = line.is_sidechain
             self.agent_id = line.agent_id or "" if line.is_sidechain else ""
         if line.is_sidechain != self.sidechain:
-            if self.sidechain or kind not in _CONVERSATION:
+            if self.sidechain or kind not in CONVERSATION:
                 if kind == "assistant" and self._usage(line):  # the other side's response
                     self._span(line.timestamp)
                 return
@@ -174,7 +174,7 @@ class _Reader:
         message_id = msg.id or ""
         if message_id and message_id in self.seen:
             carrier = self.carriers.get(message_id)
-            if carrier is not None and _has_tokens(usage) and carrier[4] != usage:
+            if carrier is not None and has_tokens(usage) and carrier[4] != usage:
                 carrier[4] = usage  # a later line restates the whole response
             return False
         row: list[object] = [self.lines, line.timestamp or "", msg.model or "", message_id, usage]
@@ -189,14 +189,14 @@ class _Reader:
     def feed(self, block: bytes) -> None:
         try:
             decoded = _decoder.decode_lines(block)
-        except _DECODE_ERRORS:
+        except DECODE_ERRORS:
             for raw in split_lines(memoryview(block)):
                 if raw[:1] != b"{" and not raw.strip():
                     continue
                 try:
                     one: _UsageLine | None = _decoder.decode(raw)
                 except msgspec.ValidationError:
-                    one = _salvaged(_UsageLine, raw)
+                    one = salvaged(_UsageLine, raw)
                 except (msgspec.DecodeError, UnicodeDecodeError):
                     one = None
                 if one is None:

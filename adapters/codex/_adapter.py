@@ -43,14 +43,11 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters.codex import _install, _lifecycle, _signals
+from agentspool.adapters.codex._records import KNOWN_TYPES, QUESTION_TOOL, UUID, dialog_for
 from agentspool.adapters.codex._rollout import (
-    KNOWN_TYPES,
-    QUESTION_TOOL,
-    UUID,
     HistoryParser,
     RolloutParser,
     ZstFollower,
-    dialog_for,
     thread_id_from_path,
 )
 from agentspool.adapters.common import declarer
@@ -63,11 +60,12 @@ from agentspool.adapters.common.spooled import (
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    agent_watched,
+    ended_if_gone,
     translated_live,
 )
 from agentspool.adapters.common.subagents import head_lines, with_subagents
 from agentspool.core.events import Event, InputRequested
-from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -99,12 +97,6 @@ class _SpoolView:
                 self.events.setdefault(agent, []).append(event)
         for agent, event in self.translator.commands_started():
             self.events.setdefault(agent, []).append(event)
-
-    def liveness(self) -> list[Event]:
-        """Not kept: a dead codex process ends whatever its hooks left open."""
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
 
     def channel(self, agent: str) -> list[Event]:
         return self.events.get(agent, [])
@@ -265,14 +257,10 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer
         has). Codex fires no hook when it exits, so without these a watcher never reads
         the run again and never sees it end."""
-        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
-        watched = [path] if path else []
-        if pid:
-            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
-        return tuple(watched)
+        return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
+        return translated_live(spool.translator, ended_if_gone(spool.translator))
 
     def _spool_events(
         self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: RolloutParser | None

@@ -34,9 +34,10 @@ from agentspool.adapters.codex._lifecycle import (
     timeout_for,
     trusted_hash,
 )
-from agentspool.adapters.common import install, jsontext
+from agentspool.adapters.common import install
 from agentspool.adapters.common.commands import hook_command
 from agentspool.adapters.common.templates import toml_string
+from agentspool.adapters.common.tomltext import parse_toml
 from agentspool.core.seam import InstalledHook, InstallReport, InstallScope
 from agentspool.spool.errors import SettingsError, UnsupportedError
 
@@ -91,23 +92,6 @@ def _trust_for(hooks_path: str, text: str) -> dict[str, str]:
 
 
 # -- config.toml ---------------------------------------------------------------------------
-
-
-def _parse(text: str, path: str) -> Any:
-    """The document, style kept (tomlkit); ``SettingsError`` naming line and column."""
-    import tomlkit
-    from tomlkit.exceptions import ParseError
-
-    try:
-        tomllib.loads(text)  # the stricter reader, and the clearer message
-        return tomlkit.parse(text)
-    except tomllib.TOMLDecodeError as exc:
-        problem = str(exc)
-        if problem.endswith("(at end of document)"):
-            problem = problem.replace("end of document", jsontext.where(text, len(text)))
-    except ParseError as exc:
-        problem = f"{str(exc).split(' at line ')[0]} (at line {exc.line}, column {exc.col})"
-    raise SettingsError(path, f"not valid TOML: {problem}; left untouched")
 
 
 def _state(data: Any) -> dict[str, Any]:
@@ -183,7 +167,7 @@ def _normal(data: dict[str, Any]) -> dict[str, Any]:
 
 def add_trust(text: str | None, path: str, entries: dict[str, str]) -> str:
     text = text or ""
-    doc = _parse(text, path)
+    doc = parse_toml(text, path)
     state = _state(doc.unwrap())
     nl = "\r\n" if "\r\n" in text else "\n"
     new = text
@@ -196,7 +180,7 @@ def add_trust(text: str | None, path: str, entries: dict[str, str]) -> str:
         if theirs == digest:
             continue
         if theirs is not None:  # a stale hash of a group no longer at that position
-            doc = _parse(new, path)
+            doc = parse_toml(new, path)
             doc["hooks"]["state"][key]["trusted_hash"] = digest
             new = doc.as_string()
         else:
@@ -211,7 +195,7 @@ def remove_trust(
     of our groups) and whose hash is one of ours; None if nothing else was there."""
     if text is None:
         return None
-    state = _state(_parse(text, path).unwrap())
+    state = _state(parse_toml(text, path).unwrap())
     drop = [
         (key, value["trusted_hash"])
         for key, value in state.items()
@@ -227,7 +211,7 @@ def remove_trust(
     for key, digest in sorted(drop, key=lambda kd: new.find(_header(kd[0])), reverse=True):
         cut = _cut(new, key, digest)
         if cut is None:
-            doc = _parse(new, path)
+            doc = parse_toml(new, path)
             del doc["hooks"]["state"][key]
             cut = doc.as_string()
         new = cut

@@ -5,29 +5,130 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from typing import Any
 
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
+from agentspool.adapters.common.kits import bash_approval, spool_hooks
+from agentspool.adapters.common.stamps import StampClock, iso_stamp
 
 THREAD = "01a229b9-9fc2-7942-86e4-00000000c0de"
 
 
-def _stamp(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
+def _opening(turn: str) -> list[tuple[str, dict[str, Any]]]:
+    """A turn begun: ``task_started``, then its ``turn_context``."""
+    return [
+        (
+            "event_msg",
+            {
+                "type": "task_started",
+                "turn_id": turn,
+                "root_turn_id": turn,
+                "collaboration_mode_kind": "default",
+            },
+        ),
+        (
+            "turn_context",
+            {
+                "turn_id": turn,
+                "root_turn_id": turn,
+                "cwd": "/work",
+                "approval_policy": "never",
+            },
+        ),
+    ]
+
+
+def _exchange(turn: str, call: str, meta: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The prompt, an ``exec_command`` call and its output, the reply."""
+    return [
+        (
+            "response_item",
+            {
+                "type": "message",
+                "id": f"msg_u_{turn}",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "say hi"}],
+                **meta,
+            },
+        ),
+        (
+            "response_item",
+            {
+                "type": "function_call",
+                "status": "completed",
+                "id": f"fc_{call}",
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": "echo hi"}),
+                "call_id": call,
+                **meta,
+            },
+        ),
+        (
+            "response_item",
+            {
+                "type": "function_call_output",
+                "id": f"fco_{turn}",
+                "call_id": call,
+                "output": "Chunk ID: 8faacd\nWall time: 0.0000 seconds\n"
+                "Process exited with code 0\nOriginal token count: 1\nOutput:\nhi\n",
+                **meta,
+            },
+        ),
+        (
+            "response_item",
+            {
+                "type": "message",
+                "id": f"msg_a_{turn}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "hi"}],
+                **meta,
+            },
+        ),
+    ]
+
+
+def _closing(turn: str) -> list[tuple[str, dict[str, Any]]]:
+    """The response priced (``token_usage_record``), then ``task_complete``."""
+    return [
+        (
+            "token_usage_record",
+            {
+                "thread_id": THREAD,
+                "turn_id": turn,
+                "session_id": THREAD,
+                "root_turn_id": turn,
+                "response_id": f"resp_{turn}",
+                "usage": {
+                    "input_tokens": 120,
+                    "cached_input_tokens": 20,
+                    "cache_write_input_tokens": 0,
+                    "output_tokens": 30,
+                    "reasoning_output_tokens": 5,
+                    "total_tokens": 150,
+                },
+            },
+        ),
+        (
+            "event_msg",
+            {
+                "type": "task_complete",
+                "turn_id": turn,
+                "root_turn_id": turn,
+                "last_agent_message": "hi",
+            },
+        ),
+    ]
 
 
 class Kit:
     def __init__(self) -> None:
-        self._clock = time.time() - 600
+        self._clock = StampClock(0.5)
         self._ordinal = 0
 
     def _line(self, kind: str, payload: dict[str, Any]) -> str:
-        self._clock += 0.5
         line = {
-            "timestamp": _stamp(self._clock),
+            "timestamp": self._clock.tick(),
             "ordinal": self._ordinal,
             "type": kind,
             "payload": payload,
@@ -43,7 +144,7 @@ class Kit:
         meta = {
             "session_id": THREAD,
             "id": THREAD,
-            "timestamp": _stamp(self._clock),
+            "timestamp": iso_stamp(self._clock.at),
             "cwd": "/work",
             "originator": "codex_exec",
             "cli_version": "0.169.0",
@@ -64,99 +165,8 @@ class Kit:
         turn = str(uuid.uuid4())
         call = f"call_{uuid.uuid4().hex[:12]}"
         meta = {"internal_chat_message_metadata_passthrough": {"turn_id": turn}}
-        data = "".join(
-            [
-                self._line(
-                    "event_msg",
-                    {
-                        "type": "task_started",
-                        "turn_id": turn,
-                        "root_turn_id": turn,
-                        "collaboration_mode_kind": "default",
-                    },
-                ),
-                self._line(
-                    "turn_context",
-                    {
-                        "turn_id": turn,
-                        "root_turn_id": turn,
-                        "cwd": "/work",
-                        "approval_policy": "never",
-                    },
-                ),
-                self._line(
-                    "response_item",
-                    {
-                        "type": "message",
-                        "id": f"msg_u_{turn}",
-                        "role": "user",
-                        "content": [{"type": "input_text", "text": "say hi"}],
-                        **meta,
-                    },
-                ),
-                self._line(
-                    "response_item",
-                    {
-                        "type": "function_call",
-                        "status": "completed",
-                        "id": f"fc_{call}",
-                        "name": "exec_command",
-                        "arguments": json.dumps({"cmd": "echo hi"}),
-                        "call_id": call,
-                        **meta,
-                    },
-                ),
-                self._line(
-                    "response_item",
-                    {
-                        "type": "function_call_output",
-                        "id": f"fco_{turn}",
-                        "call_id": call,
-                        "output": "Chunk ID: 8faacd\nWall time: 0.0000 seconds\n"
-                        "Process exited with code 0\nOriginal token count: 1\nOutput:\nhi\n",
-                        **meta,
-                    },
-                ),
-                self._line(
-                    "response_item",
-                    {
-                        "type": "message",
-                        "id": f"msg_a_{turn}",
-                        "status": "completed",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": "hi"}],
-                        **meta,
-                    },
-                ),
-                self._line(
-                    "token_usage_record",
-                    {
-                        "thread_id": THREAD,
-                        "turn_id": turn,
-                        "session_id": THREAD,
-                        "root_turn_id": turn,
-                        "response_id": f"resp_{turn}",
-                        "usage": {
-                            "input_tokens": 120,
-                            "cached_input_tokens": 20,
-                            "cache_write_input_tokens": 0,
-                            "output_tokens": 30,
-                            "reasoning_output_tokens": 5,
-                            "total_tokens": 150,
-                        },
-                    },
-                ),
-                self._line(
-                    "event_msg",
-                    {
-                        "type": "task_complete",
-                        "turn_id": turn,
-                        "root_turn_id": turn,
-                        "last_agent_message": "hi",
-                    },
-                ),
-            ]
-        ).encode()
+        records = [*_opening(turn), *_exchange(turn, call, meta), *_closing(turn)]
+        data = "".join(self._line(kind, payload) for kind, payload in records).encode()
         with open(path, "ab") as fh:
             fh.write(data)
         return data
@@ -171,33 +181,8 @@ class Kit:
             "model": "gpt-5-codex",
             "permission_mode": "default",
         }
-        hooks = [
-            (
-                "UserPromptSubmit",
-                {**common, "hook_event_name": "UserPromptSubmit", "prompt": "touch a file"},
-            ),
-            (
-                "PreToolUse",
-                {
-                    **common,
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": "Bash",
-                    "tool_input": {"command": "touch approved.txt"},
-                    "tool_use_id": "call_kit",
-                },
-            ),
-            (
-                "PermissionRequest",
-                {
-                    **common,
-                    "hook_event_name": "PermissionRequest",
-                    "tool_name": "Bash",
-                    "tool_input": {
-                        "command": "touch approved.txt",
-                        "description": "needs escalation",
-                    },
-                },
-            ),
-        ]
-        for event, payload in hooks:
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        command = {"command": "touch approved.txt"}
+        asked = {**command, "description": "needs escalation"}
+        spool_hooks(
+            runtime_dir, run_id, bash_approval(common, "touch a file", command, asked, "call_kit")
+        )

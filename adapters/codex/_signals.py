@@ -12,15 +12,16 @@ children are evidence too (``HookTranslator.commands_started``, ``agent_gone``).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import msgspec
 
-from agentspool.adapters.codex._rollout import QUESTION_TOOL, dialog_for
+from agentspool.adapters.codex._records import QUESTION_TOOL, dialog_for
 from agentspool.adapters.codex._schema import HOOK_FIELDS
 from agentspool.adapters.common.approved import Asked, approved
-from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.adapters.common.translator import HookFields, HookReader
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
@@ -34,16 +35,11 @@ HOOK_TOOL_NAMES = {"Bash": "exec_command"}
 _NOT_LOCATING = frozenset({"SubagentStart", "SubagentStop", "SessionEnd"})
 
 
-class HookPayload(msgspec.Struct):
-    session_id: str = ""
-    cwd: str = ""
+class HookPayload(HookFields):
     transcript_path: str | None = None
     """``null`` with ``codex exec --ephemeral`` (no rollout file)."""
     turn_id: str = ""
-    source: str = ""
-    reason: str = ""
     trigger: str = ""
-    tool_name: str = ""
     tool_input: Any = None
     tool_use_id: str = ""
     agent_id: str = ""
@@ -78,7 +74,13 @@ class _Call(msgspec.Struct):
     command: str
 
 
-class HookTranslator:
+Base = dict[str, Any]
+"""The fields every event of a record shares: ``at``, ``source``, ``epoch``."""
+Handler = Callable[["HookTranslator", HookPayload, Base, int], list[ev.Event]]
+"""One hook's meaning: (translator, payload, base, the record's mono_ns) → events."""
+
+
+class HookTranslator(HookReader[HookPayload]):
     """Spool records → events, in spool order, keeping what matching needs.
 
     ``translate`` returns ``(agent_id, event)`` pairs: ``""`` is the run's own thread,
@@ -86,13 +88,9 @@ class HookTranslator:
     """
 
     def __init__(self) -> None:
-        self.transcript_path = ""
-        self.cwd = ""
-        self.undecodable = 0
-        # The native codex process (the hooks' parent) and when a record last named it.
-        self.agent_pid = 0
+        super().__init__(decode, HOOK_FIELDS)
+        # When a record last named the native codex process (the hooks' parent).
         self.agent_seen_ns = 0
-        self.drift = DriftCounter(HOOK_FIELDS)
         # PreToolUse calls not yet finished: PermissionRequest carries no tool_use_id,
         # so it is matched to the latest unfinished call of the same turn and tool.
         self._calls: list[_Call] = []
@@ -100,120 +98,147 @@ class HookTranslator:
         self._approvals: dict[tuple[str, str], Asked] = {}
 
     def translate(self, record: SpoolRecord) -> list[tuple[str, ev.Event]]:
-        hook = decode(record)
+        hook = self._payload(record)
         if hook is None:
-            self.undecodable += 1
             return []
         if record.agent_pid:
             self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
         if hook.transcript_path and not hook.agent_id and name not in _NOT_LOCATING:
             self.transcript_path = hook.transcript_path
         if hook.cwd and not hook.agent_id:
             self.cwd = hook.cwd
-        agent = hook.agent_id
-        turn = hook.turn_id
-        base: dict[str, Any] = {
+        handler = self._HOOKS.get(name)
+        if handler is None:
+            return []
+        base: Base = {
             "at": record.wall_ns / 1e9,
             "source": f"hook:{name}",
-            "epoch": agent or hook.session_id,
+            "epoch": hook.agent_id or hook.session_id,
         }
-        out: list[ev.Event] = []
-        if name == "SessionStart":
-            out.append(ev.SessionStarted(how=hook.source or "startup", **base))
-        elif name == "SubagentStart":
-            out.append(ev.SessionStarted(how="subagent", **base))
-            if turn:
-                out.append(ev.TurnStarted(turn_id=turn, **base))
-        elif name in ("UserPromptSubmit", "PreCompact"):
-            if turn:
-                out.append(ev.TurnStarted(turn_id=turn, **base))
-        elif name == "PreModelRequest":
-            # Another model request: the turn goes on, so an approval asked in it was
-            # granted (a denial is an Interrupt). After approval nothing else fires
-            # until the command ends or yields (docs/providers/codex.md §5.2).
-            if turn:
-                out.append(ev.TurnStarted(turn_id=turn, **base))
-                asked = self._approvals.pop((agent, turn), None)
-                if asked is not None:
-                    out.append(ev.InputResolved(tool_use_id=asked.tool_use_id, **base))
-        elif name == "PreToolUse":
-            self._calls.append(
-                _Call(
-                    turn=turn,
-                    agent=agent,
-                    tool_use_id=hook.tool_use_id,
-                    name=hook.tool_name,
-                    command=_command(hook.tool_input),
-                )
-            )
-            out.append(
-                ev.ToolStarted(
-                    turn_id=turn, tool_use_id=hook.tool_use_id, tool_name=hook.tool_name, **base
-                )
-            )
-            if hook.tool_name == QUESTION_TOOL:
-                tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
-                out.append(
-                    ev.InputRequested(
-                        turn_id=turn,
-                        kind="question",
-                        tool_use_id=hook.tool_use_id,
-                        tool_name=hook.tool_name,
-                        tool_input=tool_input,
-                        agent_id=agent,
-                        dialog=dialog_for(hook.tool_use_id, tool_input),
-                        **base,
-                    )
-                )
-        elif name == "PermissionRequest":
-            tool_use_id = self._match(hook)
-            self._approvals[(agent, turn)] = Asked(
-                tool_use_id=tool_use_id,
+        return [(hook.agent_id, e) for e in handler(self, hook, base, record.mono_ns)]
+
+    def _session_start(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        return [ev.SessionStarted(how=hook.source or "startup", **base)]
+
+    def _subagent_start(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        started: list[ev.Event] = [ev.SessionStarted(how="subagent", **base)]
+        return started + self._turn_started(hook, base, mono_ns)
+
+    def _turn_started(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        return [ev.TurnStarted(turn_id=hook.turn_id, **base)] if hook.turn_id else []
+
+    def _model_request(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        # Another model request: the turn goes on, so an approval asked in it was
+        # granted (a denial is an Interrupt). After approval nothing else fires
+        # until the command ends or yields (docs/providers/codex.md §5.2).
+        if not hook.turn_id:
+            return []
+        out: list[ev.Event] = [ev.TurnStarted(turn_id=hook.turn_id, **base)]
+        asked = self._approvals.pop((hook.agent_id, hook.turn_id), None)
+        if asked is not None:
+            out.append(ev.InputResolved(tool_use_id=asked.tool_use_id, **base))
+        return out
+
+    def _pre_tool(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        turn, agent = hook.turn_id, hook.agent_id
+        self._calls.append(
+            _Call(
+                turn=turn,
+                agent=agent,
+                tool_use_id=hook.tool_use_id,
+                name=hook.tool_name,
                 command=_command(hook.tool_input),
-                mono_ns=record.mono_ns,
-                at=base["at"],
-                epoch=base["epoch"],
             )
+        )
+        out: list[ev.Event] = [
+            ev.ToolStarted(
+                turn_id=turn, tool_use_id=hook.tool_use_id, tool_name=hook.tool_name, **base
+            )
+        ]
+        if hook.tool_name == QUESTION_TOOL:
             tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
             out.append(
                 ev.InputRequested(
                     turn_id=turn,
-                    kind="approval",
-                    tool_use_id=tool_use_id,
+                    kind="question",
+                    tool_use_id=hook.tool_use_id,
                     tool_name=hook.tool_name,
                     tool_input=tool_input,
                     agent_id=agent,
+                    dialog=dialog_for(hook.tool_use_id, tool_input),
                     **base,
                 )
             )
-        elif name == "PostToolUse":
-            self._calls = [c for c in self._calls if c.tool_use_id != hook.tool_use_id]
-            asked = self._approvals.get((agent, turn))
-            if asked is not None and asked.tool_use_id == hook.tool_use_id:
-                del self._approvals[(agent, turn)]
-            out.append(ev.ToolFinished(turn_id=turn, tool_use_id=hook.tool_use_id, **base))
-            out.append(ev.InputResolved(tool_use_id=hook.tool_use_id, **base))
-        elif name in ("Stop", "SubagentStop", "Interrupt"):
-            self._forget(agent, turn)
-            out.append(
-                ev.TurnStopped(
-                    turn_id=turn,
-                    outcome="interrupted" if name == "Interrupt" else "completed",
-                    **base,
-                )
+        return out
+
+    def _permission(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        tool_use_id = self._match(hook)
+        self._approvals[(hook.agent_id, hook.turn_id)] = Asked(
+            tool_use_id=tool_use_id,
+            command=_command(hook.tool_input),
+            mono_ns=mono_ns,
+            at=base["at"],
+            epoch=base["epoch"],
+        )
+        tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
+        return [
+            ev.InputRequested(
+                turn_id=hook.turn_id,
+                kind="approval",
+                tool_use_id=tool_use_id,
+                tool_name=hook.tool_name,
+                tool_input=tool_input,
+                agent_id=hook.agent_id,
+                **base,
             )
-        elif name == "PostCompact":
-            if hook.trigger == "manual" and turn:
-                # A manual /compact is a turn of its own that ends right after this,
-                # with task_complete and no Stop (docs/providers/codex.md §5.8).
-                self._forget(agent, turn)
-                out.append(ev.TurnStopped(turn_id=turn, outcome="completed", **base))
-        elif name == "SessionEnd":
-            out.append(ev.SessionEnded(reason=hook.reason, **base))
-        return [(agent, e) for e in out]
+        ]
+
+    def _post_tool(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        key = (hook.agent_id, hook.turn_id)
+        self._calls = [c for c in self._calls if c.tool_use_id != hook.tool_use_id]
+        asked = self._approvals.get(key)
+        if asked is not None and asked.tool_use_id == hook.tool_use_id:
+            del self._approvals[key]
+        return [
+            ev.ToolFinished(turn_id=hook.turn_id, tool_use_id=hook.tool_use_id, **base),
+            ev.InputResolved(tool_use_id=hook.tool_use_id, **base),
+        ]
+
+    def _stop(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        self._forget(hook.agent_id, hook.turn_id)
+        return [ev.TurnStopped(turn_id=hook.turn_id, outcome="completed", **base)]
+
+    def _interrupt(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        self._forget(hook.agent_id, hook.turn_id)
+        return [ev.TurnStopped(turn_id=hook.turn_id, outcome="interrupted", **base)]
+
+    def _post_compact(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        if hook.trigger != "manual" or not hook.turn_id:
+            return []
+        # A manual /compact is a turn of its own that ends right after this,
+        # with task_complete and no Stop (docs/providers/codex.md §5.8).
+        self._forget(hook.agent_id, hook.turn_id)
+        return [ev.TurnStopped(turn_id=hook.turn_id, outcome="completed", **base)]
+
+    def _session_end(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:
+        return [ev.SessionEnded(reason=hook.reason, **base)]
+
+    _HOOKS: ClassVar[dict[str, Handler]] = {
+        "SessionStart": _session_start,
+        "SubagentStart": _subagent_start,
+        "UserPromptSubmit": _turn_started,
+        "PreCompact": _turn_started,
+        "PreModelRequest": _model_request,
+        "PreToolUse": _pre_tool,
+        "PermissionRequest": _permission,
+        "PostToolUse": _post_tool,
+        "Stop": _stop,
+        "SubagentStop": _stop,
+        "Interrupt": _interrupt,
+        "PostCompact": _post_compact,
+        "SessionEnd": _session_end,
+    }
 
     def agent_gone(self) -> bool:
         """The codex process that ran the hooks is dead (or its pid now names a younger

@@ -19,32 +19,39 @@ from agentspool.adapters import registry
 from agentspool.spool.layout import HOOK_FAILURES
 
 # Kept on one physical line per statement so it survives JSON and TOML round trips
-# unchanged; `python -c` accepts the newlines.
+# unchanged; `python -c` accepts the newlines. No single quote in it: shlex quotes the
+# code in single quotes, and each one inside would grow into five characters at every
+# quoting layer. No backslash either, and no triple double quote inside the recorder.
 #
 # A hook that cannot even import agentspool (its package root removed, or replaced by
 # another install) records why in ``HOOK_FAILURES`` in the runtime dir — the one the
 # hooks and readers agree on (``write.default_runtime_dir``), only if it is this user's
 # and writable by no one else, and only while that file is under 64 KiB — so that
-# ``agentspool doctor`` can say so; it still exits 0 and prints nothing. The healthy
-# path runs none of it. No single quote in it: shlex quotes the code in single quotes,
-# and each one inside would grow into five characters at every quoting layer.
+# ``agentspool doctor`` can say so; it still exits 0 and prints nothing. The recorder
+# cannot live in a module (the package it would live in is what went missing), so it
+# travels in the command as a string that only a failure ``exec``s: the interpreter
+# compiles the whole ``-c`` text on every start, and compiling the recorder as code cost
+# every healthy hook ~0.3 ms, about 4 % of the bare interpreter (benchmarks/hooks.py,
+# issue 21), where tokenizing one string literal costs next to nothing.
+_RECORD_FAILURE = (
+    'import os;g=os.environ.get;u=os.getuid();x=g("XDG_RUNTIME_DIR","");'
+    'd=g("AGENTSPOOL_RUNTIME_DIR") or (x.rstrip("/")+"/agentspool" if x[:1]=="/" and '
+    'os.path.isdir(x) else (g("TMPDIR") or "/tmp").rstrip("/")+"/agentspool-"+str(u));'
+    'os.makedirs(d,0o700,True);s=os.lstat(d);p=d+"/{failures}"\n'
+    "if s.st_uid==u and not s.st_mode&0o22 and not(os.path.isfile(p) and "
+    "os.path.getsize(p)>65536):"
+    "f=os.open(p,os.O_WRONLY|os.O_APPEND|os.O_CREAT|os.O_NOFOLLOW,0o600);"
+    'os.write(f," ".join((str(int(__import__("time").time())),"{module}",sys.executable,'
+    'str(sys.argv[1:2]),type(e).__name__,str(e).replace(chr(10)," "))).encode("utf-8",'
+    '"replace")+chr(10).encode());os.close(f)'
+)
 _BOOTSTRAP = (
     "import sys\n"
     "try:\n"
     " sys.path.insert(0,sys.argv[1]);"
     "from agentspool.hooks.{module} import main;main(sys.argv[2:])\n"
     "except BaseException as e:\n"
-    " try:\n"
-    '  import os;g=os.environ.get;u=os.getuid();x=g("XDG_RUNTIME_DIR","");'
-    'd=g("AGENTSPOOL_RUNTIME_DIR") or (x.rstrip("/")+"/agentspool" if x[:1]=="/" and '
-    'os.path.isdir(x) else (g("TMPDIR") or "/tmp").rstrip("/")+"/agentspool-"+str(u));'
-    'os.makedirs(d,0o700,True);s=os.lstat(d);p=d+"/{failures}"\n'
-    "  if s.st_uid==u and not s.st_mode&0o22 and not(os.path.isfile(p) and "
-    "os.path.getsize(p)>65536):"
-    "f=os.open(p,os.O_WRONLY|os.O_APPEND|os.O_CREAT|os.O_NOFOLLOW,0o600);"
-    'os.write(f," ".join((str(int(__import__("time").time())),"{module}",sys.executable,'
-    'str(sys.argv[1:2]),type(e).__name__,str(e).replace(chr(10)," "))).encode("utf-8",'
-    '"replace")+chr(10).encode());os.close(f)\n'
+    ' try:exec("""' + _RECORD_FAILURE + '""")\n'
     " except BaseException:pass"
 )
 

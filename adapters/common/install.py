@@ -23,7 +23,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from agentspool.adapters.common import jsontext
 from agentspool.adapters.common.commands import is_installed_hook
@@ -141,7 +141,7 @@ def edit_file(
             backup_text = None if backup_data is None else decode(backup_data, backup)
             new = edit(text, backup_text)
             if new == text:
-                return InstalledFile(path=shown, action="unchanged")
+                return InstalledFile(path=shown, action="absent" if data is None else "unchanged")
             if data is not None and not mode & 0o200:
                 # Made read-only on purpose (a managed or frozen file): the rename would
                 # replace it all the same; say so instead.
@@ -157,7 +157,7 @@ def edit_file(
                 if new is None:
                     unchanged_since_read()
                     os.unlink(real)
-                    _remove_empty_dir(os.path.dirname(real))
+                    _remove_dirs_we_made(real)
                     return InstalledFile(path=shown, action="removed")
                 kept = ""
                 if data is not None and not ours(text or ""):
@@ -166,7 +166,7 @@ def edit_file(
                 elif backup_data is not None:
                     kept = backup
                 if data is None:
-                    os.makedirs(os.path.dirname(real), mode=0o700, exist_ok=True)
+                    _make_dirs(real)
                 write_private_file(real, new.encode(), mode, before_replace=unchanged_since_read)
             except _MovedError:
                 continue
@@ -189,9 +189,53 @@ def _remove_if_equal(path: str, data: bytes) -> None:
             os.unlink(path)
 
 
-def _remove_empty_dir(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.rmdir(path)  # only succeeds if empty: a dir install created for the file
+# -- the directories install made ------------------------------------------------------
+#
+# ``--config-home DIR`` may name a directory that does not exist yet (install makes it)
+# or one the user made and left empty (uninstall must leave it): an empty directory
+# says nothing about who made it. So install notes each directory it makes — path,
+# device and inode — in the runtime dir beside its lock, and uninstall removes only
+# those, still empty, still the same inode. A note lost with the runtime dir (a reboot
+# empties $XDG_RUNTIME_DIR) leaves the directory: never removing one we did not make
+# beats always removing one we did.
+
+
+def _made_dirs_note(path: str) -> str:
+    return _lock_path(path).removesuffix(".lock") + ".dirs"
+
+
+def _make_dirs(path: str) -> None:
+    """Make the missing directories above the file ``path``; note the ones made."""
+    missing = []
+    here = os.path.dirname(path)
+    while not os.path.lexists(here):
+        missing.append(here)
+        here = os.path.dirname(here)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    lines = []
+    for made in missing:  # deepest first: the order they can be removed in
+        st = os.lstat(made)
+        lines.append(f"{st.st_dev} {st.st_ino} {made}\n")
+    if lines:
+        write_private_file(_made_dirs_note(path), "".join(lines).encode(), NEW_FILE_MODE)
+
+
+def _remove_dirs_we_made(path: str) -> None:
+    """Remove the directories ``_make_dirs`` made for ``path``, deepest first, while each
+    is empty and is still the one made (same device and inode); then forget them."""
+    note = _made_dirs_note(path)
+    data, _ = _read(note)
+    if data is None:
+        return
+    with contextlib.suppress(OSError, ValueError):  # a note we cannot read: remove nothing
+        for line in data.decode("utf-8", "replace").splitlines():
+            dev, ino, made = line.split(" ", 2)
+            st = os.lstat(made)
+            if (st.st_dev, st.st_ino) != (int(dev), int(ino)) or not stat.S_ISDIR(st.st_mode):
+                break
+            os.rmdir(made)  # only succeeds if empty
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(note)
 
 
 # -- the hooks shape both CLIs share -----------------------------------------------------
@@ -224,15 +268,15 @@ def holds_ours(data: Any) -> bool:
     )
 
 
-def text_holds_ours(text: str) -> bool:
+def text_holds_ours(text: str, *, comments: bool = False) -> bool:
     try:
-        return holds_ours(jsontext.parse(text, "").value)
+        return holds_ours(jsontext.parse(text, "", comments=comments).value)
     except SettingsError:
         return False
 
 
-def _root(text: str, path: str) -> tuple[jsontext.Node, jsontext.Style]:
-    root = jsontext.parse(text, path)
+def _root(text: str, path: str, comments: bool) -> tuple[jsontext.Node, jsontext.Style]:
+    root = jsontext.parse(text, path, comments=comments)
     if not root.is_object():
         raise SettingsError(
             path, f"the top level is not an object ({jsontext.where(text, root.start)})"
@@ -248,13 +292,16 @@ def _expect(node: jsontext.Node, text: str, path: str, what: str, want: str) -> 
         )
 
 
-def add_groups(text: str | None, path: str, groups: dict[str, dict[str, Any]]) -> str:
+def add_groups(
+    text: str | None, path: str, groups: dict[str, dict[str, Any]], *, comments: bool = False
+) -> str:
     """``text`` with one group of ours per event: appended after the user's groups, an
-    outdated one of ours (another interpreter, another package root) rewritten in place."""
+    outdated one of ours (another interpreter, another package root) rewritten in place.
+    ``comments``: the file may hold ``//`` and ``/* */`` comments (each stays as it is)."""
     if text is None:
         text = "{}\n"
     for event, group in groups.items():
-        root, style = _root(text, path)
+        root, style = _root(text, path, comments)
         hooks = root.member("hooks")
         if hooks is None:
             text = jsontext.insert(text, root, style, {event: [group]}, key="hooks")
@@ -273,7 +320,9 @@ def add_groups(text: str | None, path: str, groups: dict[str, dict[str, Any]]) -
     return text
 
 
-def remove_groups(text: str | None, path: str, before: str | None) -> str | None:
+def remove_groups(
+    text: str | None, path: str, before: str | None, *, comments: bool = False
+) -> str | None:
     """``text`` without any hook of ours; a container that holds nothing else any more
     goes too unless ``before`` (the backup: the file before we first added to it) had it.
     None when the file was ours alone (no backup, nothing left): it should not exist."""
@@ -282,13 +331,13 @@ def remove_groups(text: str | None, path: str, before: str | None) -> str | None
     had: Any = {}
     if before is not None:
         try:
-            had = jsontext.parse(before, path + BACKUP_SUFFIX).value
+            had = jsontext.parse(before, path + BACKUP_SUFFIX, comments=comments).value
         except SettingsError:
             had = {}
     had_hooks = had.get("hooks") if isinstance(had, dict) else None
     original = text
     while True:
-        root, style = _root(text, path)
+        root, style = _root(text, path, comments)
         hooks = root.member("hooks")
         if hooks is None or not hooks.is_object():
             break
@@ -308,13 +357,13 @@ def remove_groups(text: str | None, path: str, before: str | None) -> str | None
         event = hooks.keys[key_index]
         if len(entries.items) > 1 or (isinstance(had_hooks, dict) and event in had_hooks):
             continue
-        root, style = _root(text, path)
+        root, style = _root(text, path, comments)
         hooks = _last_member(root, "hooks")
         text = jsontext.remove(text, hooks, key_index, style)  # the edit was inside it
         if len(hooks.items) == 1 and not isinstance(had_hooks, dict):
-            root, style = _root(text, path)
+            root, style = _root(text, path, comments)
             text = jsontext.remove(text, root, _last_index(root, "hooks"), style)
-    if text != original and before is None and text_is_empty_object(text, path):
+    if text != original and before is None and text_is_empty_object(text, path, comments):
         return None  # we created the file: nothing of anyone else's is in it
     return text
 
@@ -327,9 +376,11 @@ def _last_member(node: jsontext.Node, key: str) -> jsontext.Node:
     return node.items[_last_index(node, key)]
 
 
-def text_is_empty_object(text: str, path: str) -> bool:
-    root = jsontext.parse(text, path)
-    return root.is_object() and not root.items
+def text_is_empty_object(text: str, path: str, comments: bool = False) -> bool:
+    """An empty object; with ``comments``, one holding only comments is not empty (they
+    are the user's)."""
+    root = jsontext.parse(text, path, comments=comments)
+    return root.is_object() and not root.items and root.source == text
 
 
 def _first_ours(hooks: jsontext.Node) -> tuple[int, int, int] | None:
@@ -346,7 +397,9 @@ def _first_ours(hooks: jsontext.Node) -> tuple[int, int, int] | None:
     return None
 
 
-def installed_commands(path: str, wanted: Callable[[str], str]) -> list[InstalledHook]:
+def installed_commands(
+    path: str, wanted: Callable[[str], str], *, comments: bool = False
+) -> list[InstalledHook]:
     """The commands of our hooks in the settings file ``path`` (none when it does not
     exist), each marked current when it is ``wanted(event)``. A file that cannot be read
     or parsed raises ``SettingsError``."""
@@ -358,7 +411,7 @@ def installed_commands(path: str, wanted: Callable[[str], str]) -> list[Installe
     except OSError as exc:
         raise SettingsError(path, f"cannot be read: {exc.strerror}") from None
     out = []
-    for event, groups in our_group_positions(text, path).items():
+    for event, groups in our_group_positions(text, path, comments=comments).items():
         for _, group in groups:
             for handler in group["hooks"]:
                 command = handler["command"]
@@ -370,9 +423,11 @@ def installed_commands(path: str, wanted: Callable[[str], str]) -> list[Installe
     return out
 
 
-def our_group_positions(text: str, path: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+def our_group_positions(
+    text: str, path: str, *, comments: bool = False
+) -> dict[str, list[tuple[int, dict[str, Any]]]]:
     """Per event, the index of each group of ours in that event's array, and the group."""
-    root, _ = _root(text, path)
+    root, _ = _root(text, path, comments)
     hooks = root.member("hooks")
     out: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     if hooks is None or not hooks.is_object():
@@ -406,3 +461,51 @@ class HookInstaller:
 
     def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
         return self._installed(directory)
+
+
+# -- a file of our own in the CLI's folder (OpenCode's plugin, Copilot CLI's hooks file) --
+
+
+def read_own_file(path: str, is_ours: Callable[[str], bool], what: str) -> str | None:
+    """The text of our file at ``path``; ``None`` when there is none. A file there that
+    is not ours (``is_ours``) is refused in one line, never overwritten or removed."""
+    data, _ = read_file(path)  # no symlink, no FIFO: refused in one line
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    if not is_ours(text):
+        raise SettingsError(path, f"exists and is not {what}; left as it is")
+    return text
+
+
+def write_own_file(
+    provider: str, scope: InstallScope, path: str, wanted: str, current: str | None
+) -> InstallReport:
+    """Install: ``wanted`` at ``path`` (``current``: what ``read_own_file`` found); the
+    folder is made if missing."""
+    action: Literal["created", "updated", "unchanged"]
+    if current == wanted:
+        action = "unchanged"
+    else:
+        _make_dirs(path)
+        write_private_file(path, wanted.encode(), mode=0o644)
+        action = "created" if current is None else "updated"
+    return InstallReport(
+        provider=provider, scope=scope, files=[InstalledFile(path=path, action=action)]
+    )
+
+
+def remove_own_file(
+    provider: str, scope: InstallScope, path: str, current: str | None, *, tidy: bool = False
+) -> InstallReport:
+    """Uninstall: our file gone; with ``tidy``, the folders install made for it too, if
+    that left them empty (a folder the CLI does not make itself)."""
+    action: Literal["removed", "absent"] = "absent"
+    if current is not None:
+        os.unlink(path)
+        if tidy:
+            _remove_dirs_we_made(path)
+        action = "removed"
+    return InstallReport(
+        provider=provider, scope=scope, files=[InstalledFile(path=path, action=action)]
+    )

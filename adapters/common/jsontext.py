@@ -6,6 +6,12 @@ parsed only to learn where each value starts and ends, and an edit splices our e
 into the text in the document's own style (line ending, indentation unit, separators,
 one-line or not). Removing is the exact inverse of inserting: insert then remove gives
 back the original bytes.
+
+Some CLIs read their settings as JSON with comments (Gemini CLI strips ``//`` and
+``/* */`` before parsing). ``parse(..., comments=True)`` reads such a file by blanking
+each comment to spaces of the same length (line breaks kept) and parsing that: every
+offset is the original text's, so the edits splice into the user's text and every
+comment stays byte for byte.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from agentspool.spool.errors import SettingsError
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
+# A string first, so a ``//`` inside one (a URL) is never taken for a comment.
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?')
+_NOT_A_LINE_BREAK = re.compile(r"[^\r\n]")
 MAX_DEPTH = 256
 """Nesting the decoder cannot read (it recurses, to the interpreter's recursion limit)
 is refused, naming where it first goes deeper than this: no settings file nests so."""
@@ -58,6 +67,11 @@ class Node:
         self._keys: list[str] | None = None
         self._key_starts: list[int] = []
         self._items: list[Node] = []
+
+    @property
+    def source(self) -> str:
+        """The text the spans index: the document, its comments blanked if it had any."""
+        return self._text
 
     @property
     def value(self) -> Any:
@@ -210,10 +224,30 @@ class _Scanner:
         node._items = items
 
 
-def parse(text: str, path: str) -> Node:
+def blank_comments(text: str, path: str) -> str:
+    """``text`` with every ``//`` and ``/* */`` comment outside a string turned into
+    spaces (its line breaks kept): the same length, the same offsets, strict JSON left."""
+    if "/" not in text:
+        return text
+
+    def blank(found: re.Match[str]) -> str:
+        token = found.group()
+        if token.startswith('"'):
+            return token
+        if token.startswith("/*") and (len(token) < 4 or not token.endswith("*/")):
+            raise _Scanner(text, path).fail(found.start(), "unterminated /* comment")
+        return _NOT_A_LINE_BREAK.sub(" ", token)
+
+    return _STRING_OR_COMMENT.sub(blank, text)
+
+
+def parse(text: str, path: str, *, comments: bool = False) -> Node:
     """The document's root, with every value's span; ``SettingsError`` naming the line
-    and column when ``text`` is not one strict JSON value (comments are refused), or
-    nests too deep to read (``MAX_DEPTH``)."""
+    and column when ``text`` is not one strict JSON value, or nests too deep to read
+    (``MAX_DEPTH``). Comments are refused unless ``comments`` (``blank_comments``): then
+    the nodes read the blanked text, at the original's offsets."""
+    if comments:
+        text = blank_comments(text, path)
     scanner = _Scanner(text, path)
     start = scanner.skip(1 if text.startswith("\ufeff") else 0)
     if text.startswith(("{", "["), start):
@@ -241,7 +275,9 @@ class Style:
 
     def __init__(self, text: str, root: Node) -> None:
         # Searched within the root's span, never sliced or split: a document of many MB
-        # is styled by its first lines.
+        # is styled by its first lines. The root's own text: a comment (blanked there)
+        # must not lend its indentation or a ``"x": `` it quotes.
+        text = root.source
         start, end = root.start, root.end
         self.newline = "\r\n" if "\r\n" in text else "\n"
         self.one_line = bool(root.items) and text.find("\n", start, end) < 0

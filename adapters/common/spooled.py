@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, ove
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
-from agentspool.core.proc import process_state
+from agentspool.core.proc import ended_by_exit, process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -57,9 +57,11 @@ from agentspool.core.seam import (
 from agentspool.spool import signature
 from agentspool.spool.errors import TranscriptGoneError, UnsupportedError
 from agentspool.spool.layout import run_dir
+from agentspool.spool.read import SpoolReader, SpoolRecord
 
 if TYPE_CHECKING:
     from agentspool.core.seam import Adapter, Message
+    from agentspool.spool.read import SpoolRecord
     from agentspool.spool.sweep import SweepReport
 
 # Runs whose spool view (its hook events, a few KiB to a few MiB) an adapter keeps.
@@ -105,7 +107,8 @@ def _dir_identity(path: str) -> tuple[int, int] | None:
 
 
 class _Located(Protocol):
-    transcript_path: str
+    @property
+    def transcript_path(self) -> str: ...
 
 
 class SpoolView(Protocol):
@@ -115,6 +118,27 @@ class SpoolView(Protocol):
     def translator(self) -> _Located: ...
 
     def refresh(self) -> None: ...
+
+
+class _Translating(_Located, Protocol):
+    def translate(self, record: SpoolRecord) -> list[Event]: ...
+
+
+Tr = TypeVar("Tr", bound=_Translating)
+
+
+class TranslatedSpool(Generic[Tr]):
+    """One run's spool, read incrementally: every record translated once, its events
+    kept."""
+
+    def __init__(self, run_dir: str, translator: Tr) -> None:
+        self.reader = SpoolReader(run_dir)
+        self.translator = translator
+        self.events: list[Event] = []
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.events += self.translator.translate(record)
 
 
 class _Drifting(Protocol):
@@ -215,6 +239,12 @@ class LiveTranslator(Protocol):
     def drift(self) -> _Drifting: ...
 
     def agent_gone(self) -> bool: ...
+
+
+def ended_if_gone(translator: LiveTranslator) -> list[Event]:
+    """A dead agent process ends whatever its hooks left open (never kept: a read
+    asks again)."""
+    return ended_by_exit(translator.agent_pid) if translator.agent_gone() else []
 
 
 def translated_live(
@@ -504,3 +534,40 @@ class SpoolBackedAdapter(Generic[S, P]):
             pid=live.pid,
             process=live.process,
         )
+
+
+class Translating(Protocol):
+    """A provider's hook translator, as ``HookSpool`` drives it."""
+
+    @property
+    def transcript_path(self) -> str: ...
+
+    def translate(self, record: SpoolRecord) -> list[Event]: ...
+
+
+TR = TypeVar("TR", bound=Translating)
+
+
+class HookSpool(Generic[TR]):
+    """One run's spool, read incrementally; every record translated once by the
+    provider's translator (``new_translator()``), kept as events."""
+
+    def __init__(self, run_dir: str, new_translator: Callable[[], TR]) -> None:
+        from agentspool.spool.read import SpoolReader  # the read side, not the hook path
+
+        self.reader = SpoolReader(run_dir)
+        self.translator = new_translator()
+        self.events: list[Event] = []
+
+    def refresh(self) -> None:
+        for record in self.reader.read():
+            self.events += self.translator.translate(record)
+
+
+def agent_watched(path: str, pid: int) -> tuple[str, ...]:
+    """For ``spool_sig``: the transcript, and the agent's liveness by stat alone
+    (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer has)."""
+    watched = [path] if path else []
+    if pid:
+        watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
+    return tuple(watched)

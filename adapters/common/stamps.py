@@ -38,3 +38,25 @@ def _parse(stamp: str) -> float:
         _MINUTES.clear()
     _MINUTES[stamp[:17]] = base
     return base + seconds
+
+
+def iso_stamp(at: float) -> str:
+    """Epoch seconds → a stamp as the CLIs write them (``2026-11-29T23:50:13.987Z``)."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
+
+
+class StampClock:
+    """A conformance kit's clock: ten minutes ago, moving ``step`` seconds a reading, so
+    the records a kit writes are stamped in order and apart."""
+
+    def __init__(self, step: float) -> None:
+        import time
+
+        self.at = time.time() - 600
+        self._step = step
+
+    def tick(self) -> str:
+        self.at += self._step
+        return iso_stamp(self.at)

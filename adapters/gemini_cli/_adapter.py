@@ -37,23 +37,11 @@ from typing import ClassVar
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
-from agentspool.adapters.common.spooled import (
-    ITSELF,
-    Live,
-    RunHandle,
-    SpoolBackedAdapter,
-    TranscriptView,
-    translated_live,
-)
+from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
+from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
-from agentspool.adapters.gemini_cli._chat import (
-    SHELL_TOOL,
-    SUBAGENT_TOOL,
-    ChatParser,
-    session_id_of,
-    subagent_progress,
-)
+from agentspool.adapters.gemini_cli._chat import ChatParser
 from agentspool.adapters.gemini_cli._document import (
     DocumentFollower,
     DocumentParser,
@@ -61,8 +49,12 @@ from agentspool.adapters.gemini_cli._document import (
     is_document,
     listed_session_id,
 )
-from agentspool.core.events import Event
-from agentspool.core.proc import ended_by_exit
+from agentspool.adapters.gemini_cli._records import (
+    SHELL_TOOL,
+    SUBAGENT_TOOL,
+    session_id_of,
+    subagent_progress,
+)
 from agentspool.core.seam import (
     Capabilities,
     Chat,
@@ -72,27 +64,6 @@ from agentspool.core.seam import (
     Spawn,
     Trust,
 )
-from agentspool.spool.read import SpoolReader
-
-
-class _SpoolView:
-    """One run's spool, read incrementally; every record translated once, kept as events."""
-
-    def __init__(self, run_dir: str) -> None:
-        self.reader = SpoolReader(run_dir)
-        self.translator = _signals.HookTranslator()
-        self.events: list[Event] = []
-
-    def refresh(self) -> None:
-        for record in self.reader.read():
-            self.events += self.translator.translate(record)
-        self.events += self.translator.commands_started()
-
-    def liveness(self) -> list[Event]:
-        """Not kept: a dead gemini process ends whatever its hooks left open."""
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
 
 
 def _project_root(chat_file: str) -> str:
@@ -105,7 +76,7 @@ def _project_root(chat_file: str) -> str:
         return ""
 
 
-class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
+class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     """The declaration: hook records through ``_signals.HookTranslator``, the chat file
     through ``ChatParser`` (``DocumentParser`` for the older one-document file), no
     native status (a dead gemini process ends the run), hooks armed by ``_lifecycle``
@@ -171,8 +142,8 @@ class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
         return max(answered)[1] if answered else ""
 
     # -- reading -----------------------------------------------------------------------
-    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return _SpoolView(run.run_dir)
+    def _new_translator(self) -> _signals.HookTranslator:
+        return _signals.HookTranslator()
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
@@ -186,15 +157,6 @@ class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
         return TranscriptView(
             JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
         )
-
-    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
-        """For ``spool_sig``: the chat file, and the agent's liveness by stat alone
-        (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer has)."""
-        path, pid = spool.translator.transcript_path, spool.translator.agent_pid
-        watched = [path] if path else []
-        if pid:
-            watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
-        return tuple(watched)
 
     def sessions(self, since: float) -> list[Session]:
         """Chat files changed at or after ``since`` (``<.gemini>/tmp/<project>/chats/
@@ -276,7 +238,9 @@ class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
                 spawners.append((child_id, path, child))
         return with_subagents(chat, subagents)
 
-    def _vanished(self, run: RunHandle[_SpoolView], transcript_path: str) -> str:
+    def _vanished(
+        self, run: RunHandle[SettledSpool[_signals.HookTranslator]], transcript_path: str
+    ) -> str:
         if run.runtime_dir:
             run.spool = self._spool(run)
             if transcript_path in run.spool.translator.ended_paths:
@@ -285,13 +249,7 @@ class GeminiCli(SpoolBackedAdapter[_SpoolView, ChatParser]):
                 return ""
         return super()._vanished(run, transcript_path)
 
-    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
-
-    def _spool_events(
-        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: ChatParser | None
-    ) -> list[Event]:
-        return spool.events
-
-    def _facts(self, run: RunHandle[_SpoolView], parser: ChatParser) -> tuple[str, str, str]:
+    def _facts(
+        self, run: RunHandle[SettledSpool[_signals.HookTranslator]], parser: ChatParser
+    ) -> tuple[str, str, str]:
         return parser.session_id, "", ""  # the chat file names no cwd

@@ -45,170 +45,37 @@ a tool running: each reads ``working``.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
 
-from agentspool.adapters.common.dialogs import question_dialog
-from agentspool.adapters.common.drift import DriftCounter, object_keys
+from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.adapters.gemini_cli._records import (
+    CANCELLED,
+    CONTEXT_PREFIX,
+    DECODE_ERRORS,
+    MESSAGE_TYPES,
+    UPDATE_NOTICE,
+    Line,
+    Record,
+    Set,
+    ToolCall,
+    calls_in,
+    decode_line,
+    entry_result,
+    first_tool_call_keys,
+    member_keys,
+    parts_of,
+    presentation,
+    result_text,
+    text_parts,
+    thought_text,
+)
 from agentspool.adapters.gemini_cli._schema import CHAT_FIELDS
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, MessageKind, PendingDialog, Usage, Visibility
-from agentspool.spool.files import open_regular
-
-# Tool names of 0.61.0 the adapter reads calls of.
-SHELL_TOOL = "run_shell_command"
-SUBAGENT_TOOL = "invoke_agent"
-SUBAGENT_DONE = "complete_task"
-"""The call a subagent ends its work with (``result: {response}``)."""
-QUESTION_TOOL = "ask_user"
-CANCELLED = "Request cancelled."
-CONTEXT_PREFIX = "<session_context>"
-MESSAGE_TYPES = ("user", "gemini", "model", "info", "error", "warning")
-"""Message record types: ``model`` is read as ``gemini`` (``_schema``)."""
-# The CLI's own notice names the version running: "Gemini CLI update available! 0.24.5
-# → 0.25.1" (seen in sessions of 0.23 and 0.24); a chat file names no version else.
-_UPDATE_NOTICE = re.compile(r"Gemini CLI update available! (\S+) \u2192 ")
-PRESENTATION = {
-    SHELL_TOOL: "shell",
-    "replace": "edit",
-    "write_file": "edit",
-    "read_file": "read",
-    "read_many_files": "read",
-    "list_directory": "read",
-    "glob": "search",
-    "grep_search": "search",
-    "search_file_content": "search",
-    "google_web_search": "web",
-    "web_fetch": "web",
-    "ask_user": "question",
-    "enter_plan_mode": "plan",
-    "exit_plan_mode": "plan",
-    "write_todos": "todo",
-    SUBAGENT_TOOL: "agent",
-}
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
-
-
-def presentation(name: str) -> str:
-    if "__" in name and not name.startswith(tuple(PRESENTATION)):
-        return "mcp"  # an MCP server's tool: <server>__<tool>
-    return PRESENTATION.get(name, "other")
-
-
-def dialog_for(tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
-    """``ask_user``'s ``questions[{question, header, type, options[{label, description}],
-    multiSelect}]`` as the dialog the operator sees."""
-    return question_dialog(tool_use_id, tool_input.get("questions"))
-
-
-# -- views: only the fields read here ------------------------------------------------
-
-
-class _Tokens(msgspec.Struct, gc=False):
-    input: int = 0
-    output: int = 0
-    cached: int = 0
-    thoughts: int = 0
-    tool: int = 0
-
-
-class _ToolCall(msgspec.Struct, gc=False):
-    id: str = ""
-    name: str = ""
-    args: Any = None
-    result: Any = None
-    status: str = ""
-    timestamp: str = ""
-    # An invoke_agent call's subagent (its session id); optional in type too, so that a
-    # null from another release loses the link, not the whole record.
-    agentId: str | None = None  # noqa: N815
-
-
-class Record(msgspec.Struct, gc=False):
-    """A message record (``type`` and ``id`` set), or a line of another shape."""
-
-    id: str = ""
-    timestamp: str = ""
-    type: str = ""
-    content: Any = None
-    parts: Any = None
-    """A ``model`` record's API parts, where a ``gemini`` record has ``content``."""
-    toolCalls: list[_ToolCall] | None = None  # noqa: N815 - the CLI's own key
-    thoughts: Any = None
-    tokens: _Tokens | None = None
-    model: str | None = None
-
-
-class _Set(msgspec.Struct, gc=False):
-    messages: list[Record] | None = None
-    sessionId: str | None = None  # noqa: N815
-
-
-class _Line(Record, gc=False):
-    sessionId: str = ""  # noqa: N815 - the metadata line
-    startTime: str = ""  # noqa: N815
-    kind: str | None = None
-    set: _Set | None = msgspec.field(default=None, name="$set")
-    rewind_to: str | None = msgspec.field(default=None, name="$rewindTo")
-
-
-_decode_line = msgspec.json.Decoder(_Line).decode
-
-
-def _texts(parts: list[Any]) -> list[str]:
-    """The text parts; a bare string in the list is a text part too (the API's
-    ``PartListUnion``: a fixture of the older document holds ``content: ["…"]``)."""
-    return [
-        p if isinstance(p, str) else p["text"]
-        for p in parts
-        if isinstance(p, str)
-        or (isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought"))
-    ]
-
-
-def _parts(content: Any) -> list[Any]:
-    if isinstance(content, str):
-        return [{"text": content}]
-    return content if isinstance(content, list) else []
-
-
-def _calls(parts: list[Any], key: str) -> list[dict[str, Any]]:
-    return [p[key] for p in parts if isinstance(p, dict) and isinstance(p.get(key), dict)]
-
-
-def result_text(response: Any) -> str:
-    """A function response's ``{"output": …}`` / ``{"error": …}`` as text."""
-    if isinstance(response, dict):
-        for key in ("output", "error", "llmContent"):
-            value = response.get(key)
-            if isinstance(value, str):
-                return value
-        return msgspec.json.encode(response).decode()
-    return "" if response is None else str(response)
-
-
-def _entry_result(result: Any) -> tuple[str, bool]:
-    """A tool call's ``result`` (function response parts): its text, and whether it is an
-    error. A result of another shape (a fixture's ``{"content": …}``, a string) is shown
-    as it is."""
-    parts = result if isinstance(result, list) else [result]
-    for response in _calls(parts, "functionResponse"):
-        body = response.get("response")
-        return result_text(body), isinstance(body, dict) and "error" in body
-    if isinstance(result, (dict, str)):
-        return result_text(result), False
-    return "", False
-
-
-def _thought_text(thought: Any) -> str:
-    if isinstance(thought, dict):
-        subject, description = thought.get("subject"), thought.get("description")
-        return "\n".join(str(s) for s in (subject, description) if s)
-    return thought if isinstance(thought, str) else ""
+from agentspool.core.seam import Message, MessageKind, Usage, Visibility
 
 
 class ChatParser:
@@ -260,12 +127,12 @@ class ChatParser:
         if not raw.strip():
             return
         try:
-            line = _decode_line(raw)
-        except _DECODE_ERRORS:
+            line = decode_line(raw)
+        except DECODE_ERRORS:
             self.corrupt += 1
             return
         if line.set is not None:
-            self._check("$set", raw, lambda r: [f"$set.{k}" for k in _member_keys(r, "$set")])
+            self._check("$set", raw, lambda r: [f"$set.{k}" for k in member_keys(r, "$set")])
             self._set(line.set, line)
         elif line.rewind_to is not None:
             self._check("$rewindTo", raw)
@@ -295,7 +162,7 @@ class ChatParser:
                 self.drift.check(shape, members(raw) or ())
 
     # -- the map ---------------------------------------------------------------------
-    def _metadata(self, line: _Line) -> None:
+    def _metadata(self, line: Line) -> None:
         if self.session_id:
             return
         self.session_id = line.sessionId
@@ -309,7 +176,7 @@ class ChatParser:
             )
         )
 
-    def _set(self, members: _Set, line: _Line) -> None:
+    def _set(self, members: Set, line: Line) -> None:
         if members.sessionId and not self.session_id:
             self.session_id = members.sessionId
         if members.messages is None:
@@ -354,29 +221,17 @@ class ChatParser:
         elif kind == "info":
             self._info(record)
         elif kind == "error":
-            made = self._add(
-                record,
-                Message(
-                    id=record.id,
-                    kind="error",
-                    role="system",
-                    is_error=True,
-                    text=str(record.content or ""),
-                ),
-            )
-            if made and self.lifecycle and not self._resync:
+            if self._notice(record, "error", is_error=True) and self.lifecycle and not self._resync:
                 self._stop("failed", record.timestamp, "transcript:error")
         elif kind == "warning":
-            self._add(
-                record,
-                Message(
-                    id=record.id,
-                    kind="text",
-                    role="system",
-                    is_meta=True,
-                    text=str(record.content or ""),
-                ),
-            )
+            self._notice(record, "text", is_meta=True)
+
+    def _notice(self, record: Record, kind: MessageKind, **flags: Any) -> bool:
+        """An ``error`` or ``warning`` record: the CLI's own words, a system message."""
+        text = str(record.content or "")
+        return self._add(
+            record, Message(id=record.id, kind=kind, role="system", text=text, **flags)
+        )
 
     def _add(self, record: Record, message: Message, *, hidden: bool = False) -> bool:
         """Make ``message`` from ``record``, unless it was made: then only its text, if
@@ -415,8 +270,8 @@ class ChatParser:
         return "" if record_id in self._positional else record_id
 
     def _user(self, record: Record, checkpoint: bool) -> None:
-        parts = _parts(record.content)
-        texts = _texts(parts)
+        parts = parts_of(record.content)
+        texts = text_parts(parts)
         context = [t for t in texts if t.startswith(CONTEXT_PREFIX)]
         prompt = "\n".join(t for t in texts if not t.startswith(CONTEXT_PREFIX))
         self._derived.setdefault(record.id, [])
@@ -449,7 +304,7 @@ class ChatParser:
                     )
                 )
         restating = checkpoint or self._resync
-        for response in _calls(parts, "functionResponse"):
+        for response in calls_in(parts, "functionResponse"):
             call_id = str(response.get("id") or "")
             if call_id in self._answered and not restating:
                 continue  # the tool call's own entry already gave its result
@@ -470,11 +325,11 @@ class ChatParser:
     def _gemini(self, record: Record, checkpoint: bool) -> None:
         self._derived.setdefault(record.id, [])
         self._price(record)
-        parts = _parts(record.content if record.content is not None else record.parts)
+        parts = parts_of(record.content if record.content is not None else record.parts)
         for index, thought in enumerate(
             record.thoughts if isinstance(record.thoughts, list) else ()
         ):
-            text = _thought_text(thought)
+            text = thought_text(thought)
             if text:
                 self._add(
                     record,
@@ -485,7 +340,7 @@ class ChatParser:
                         text=text,
                     ),
                 )
-        text = "\n".join(_texts(parts))
+        text = "\n".join(text_parts(parts))
         answered = False
         if text:
             acknowledgement = checkpoint and self._checkpoints > 0
@@ -495,7 +350,7 @@ class ChatParser:
                     id=record.id, kind="text", role="assistant", text=text, is_meta=acknowledgement
                 ),
             )
-        for index, call in enumerate(_calls(parts, "functionCall")):
+        for index, call in enumerate(calls_in(parts, "functionCall")):
             call_id = str(call.get("id") or "")
             args = call.get("args")
             name = str(call.get("name") or "")
@@ -523,7 +378,7 @@ class ChatParser:
         ):
             self._stop("completed", record.timestamp, "transcript:gemini")
 
-    def _tool_call(self, record: Record, entry: _ToolCall, index: int) -> None:
+    def _tool_call(self, record: Record, entry: ToolCall, index: int) -> None:
         # A fixture's call may carry no id: its place in the record names it.
         call = entry.id or f"#{index}"
         message_id = f"{record.id}/call/{call}"
@@ -546,7 +401,7 @@ class ChatParser:
                 presentation=presentation(entry.name),
             ),
         )
-        text, error = _entry_result(entry.result)
+        text, error = entry_result(entry.result)
         self._add(
             record,
             Message(
@@ -594,7 +449,7 @@ class ChatParser:
     def _info(self, record: Record) -> None:
         text = str(record.content or "")
         if not self.cli_version:
-            notice = _UPDATE_NOTICE.match(text)
+            notice = UPDATE_NOTICE.match(text)
             self.cli_version = notice.group(1) if notice else ""
         if text == CANCELLED:
             made = self._add(
@@ -676,71 +531,3 @@ def _take(total: Usage, part: Usage) -> None:
     total.cached_input_tokens -= part.cached_input_tokens
     total.reasoning_tokens -= part.reasoning_tokens
     total.cache_write_tokens -= part.cache_write_tokens
-
-
-def _member_keys(raw: bytes, key: str) -> list[str]:
-    outer = object_keys(raw) or {}
-    inner = object_keys(outer[key]) if key in outer else None
-    return list(inner or ())
-
-
-def first_tool_call_keys(raw: bytes) -> list[str]:
-    outer = object_keys(raw) or {}
-    if "toolCalls" not in outer:
-        return []
-    try:
-        calls = msgspec.json.decode(outer["toolCalls"], type=list[dict[str, msgspec.Raw]])
-    except _DECODE_ERRORS:
-        return []
-    return list(calls[0]) if calls else []
-
-
-class _Metadata(msgspec.Struct, gc=False):
-    sessionId: str = ""  # noqa: N815 - the CLI's own keys
-    startTime: str = ""  # noqa: N815
-    kind: str = ""
-    type: str = ""
-
-
-_decode_metadata = msgspec.json.Decoder(_Metadata).decode
-
-
-def session_id_of(path: str) -> str:
-    """The session id a chat file's metadata line names; ``""`` if the file is not one
-    (its first line is not ``{sessionId, startTime, kind, …}``: another CLI's JSONL can
-    carry a ``sessionId`` too, in a record with a ``type``)."""
-    try:
-        with open_regular(path) as fh:
-            first = fh.readline(1 << 16)
-        meta = _decode_metadata(first)
-    except (OSError, *_DECODE_ERRORS):
-        return ""
-    if meta.type or not (meta.startTime and meta.kind):
-        return ""
-    return meta.sessionId
-
-
-def subagent_progress(path: str) -> tuple[list[float], bool]:
-    """A subagent's chat file, as far as ``lifecycle_caller`` needs it: when each model
-    answer was recorded (epoch seconds; the record is written when the answer arrives,
-    before its calls run), and whether the subagent finished (its ``complete_task``
-    call completed). ``([], False)`` for a file that cannot be read."""
-    answers: list[float] = []
-    finished = False
-    try:
-        with open_regular(path) as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return [], False
-    for raw in lines:
-        try:
-            line = _decode_line(raw)
-        except _DECODE_ERRORS:
-            continue
-        if line.type != "gemini":
-            continue
-        answers.append(epoch_seconds(line.timestamp))
-        finished = finished or any(
-            c.name == SUBAGENT_DONE and c.status == "success" for c in line.toolCalls or ()
-        )
-    return answers, finished

@@ -34,12 +34,8 @@ from collections.abc import Callable
 import msgspec
 
 from agentspool.adapters.common.stamps import epoch_seconds
-from agentspool.adapters.gemini_cli._chat import (
-    MESSAGE_TYPES,
-    ChatParser,
-    Record,
-    first_tool_call_keys,
-)
+from agentspool.adapters.gemini_cli._chat import ChatParser
+from agentspool.adapters.gemini_cli._records import MESSAGE_TYPES, Record, first_tool_call_keys
 from agentspool.core import events as ev
 from agentspool.core.seam import Message
 from agentspool.spool.errors import TranscriptGoneError

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
+from agentspool.adapters.common.kits import append_jsonl, spool_hooks
+from agentspool.adapters.common.stamps import StampClock
 
 SESSION = "dfd823e2-b3e0-43b0-999f-08e94fc1929e"
 CONTEXT_ID = "d04923d38bb0f6017037e74183378ef4"
@@ -21,36 +20,32 @@ TOKENS = {"input": 120, "output": 12, "cached": 64, "thoughts": 3, "tool": 0, "t
 MODEL = "gemini-3.8-flash"
 
 
-def _stamp(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
+def _chat_file(directory: str, name: str) -> str:
+    """Where the CLI keeps the project's chat files (``<home>/.gemini/tmp/<project>/chats/``)."""
+    path = os.path.join(directory, ".gemini", "tmp", "work", "chats", name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def _header(start: str) -> dict[str, Any]:
+    """The fields a chat file opens with (both formats)."""
+    return {
+        "sessionId": SESSION,
+        "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
+        "startTime": start,
+        "lastUpdated": start,
+    }
 
 
 class Kit:
     def __init__(self) -> None:
-        self._clock = time.time() - 600
-
-    def _now(self) -> str:
-        self._clock += 0.5
-        return _stamp(self._clock)
+        self._clock = StampClock(0.5)
+        self._now = self._clock.tick
 
     def transcript(self, directory: str, turns: int) -> str:
-        path = os.path.join(
-            directory,
-            ".gemini",
-            "tmp",
-            "work",
-            "chats",
-            f"session-2026-12-01T10-07-{SESSION[:8]}.jsonl",
-        )
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        path = _chat_file(directory, f"session-2026-12-01T10-07-{SESSION[:8]}.jsonl")
         start = self._now()
-        meta = {
-            "sessionId": SESSION,
-            "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
-            "startTime": start,
-            "lastUpdated": start,
-            "kind": "main",
-        }
+        meta = {**_header(start), "kind": "main"}
         context = {
             "id": CONTEXT_ID,
             "timestamp": start,
@@ -136,10 +131,7 @@ class Kit:
                 "model": MODEL,
             },
         ]
-        data = "".join(json.dumps(r) + "\n" for r in records).encode()
-        with open(path, "ab") as fh:
-            fh.write(data)
-        return data
+        return append_jsonl(path, records)
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         common = {"session_id": SESSION, "transcript_path": transcript_path, "cwd": "/work"}
@@ -162,9 +154,14 @@ class Kit:
                 },
             ),
         ]
-        for event, extra in hooks:
-            payload = {**common, "hook_event_name": event, "timestamp": self._now(), **extra}
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        spool_hooks(
+            runtime_dir,
+            run_id,
+            (
+                (event, {**common, "hook_event_name": event, "timestamp": self._now(), **extra})
+                for event, extra in hooks
+            ),
+        )
 
 
 class DocumentKit(Kit):
@@ -172,26 +169,8 @@ class DocumentKit(Kit):
     lastUpdated, messages}``, written whole again at each change (§7.1)."""
 
     def transcript(self, directory: str, turns: int) -> str:
-        path = os.path.join(
-            directory,
-            ".gemini",
-            "tmp",
-            "work",
-            "chats",
-            f"session-2026-01-05T09-00-{SESSION[:8]}.json",
-        )
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        start = self._now()
-        self._write(
-            path,
-            {
-                "sessionId": SESSION,
-                "projectHash": "050788ed575b35d092d3fb650453c4c0513305d7a59a948c73ee5e45d88aa4ee",
-                "startTime": start,
-                "lastUpdated": start,
-                "messages": [],
-            },
-        )
+        path = _chat_file(directory, f"session-2026-01-05T09-00-{SESSION[:8]}.json")
+        self._write(path, {**_header(self._now()), "messages": []})
         for _ in range(turns):
             self.append_turn(path)
         return path

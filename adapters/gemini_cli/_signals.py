@@ -25,14 +25,16 @@ which writes the chat file and runs the tools); a hook that outlived it (a late
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import msgspec
 
 from agentspool.adapters.common.approved import Asked, approved
-from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.gemini_cli._chat import QUESTION_TOOL, SHELL_TOOL, dialog_for
+from agentspool.adapters.common.translator import HookFields
+from agentspool.adapters.gemini_cli._records import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
@@ -50,13 +52,8 @@ _CONFIRMS = {
 }
 
 
-class HookPayload(msgspec.Struct):
-    session_id: str = ""
+class HookPayload(HookFields):
     transcript_path: str = ""
-    cwd: str = ""
-    source: str = ""
-    reason: str = ""
-    tool_name: str = ""
     tool_input: Any = None
     notification_type: str = ""
     details: Any = None
@@ -76,19 +73,30 @@ class _Call(msgspec.Struct):
     confirmation."""
 
 
-class HookTranslator:
+class _Hook(msgspec.Struct):
+    """A record as its handler reads it: the payload, and what the record says around
+    it."""
+
+    payload: HookPayload
+    session: str
+    turn: str
+    """The session's open turn."""
+    at: float
+    source: str
+    mono_ns: int
+
+
+Handler = Callable[["HookTranslator", _Hook], list[ev.Event]]
+
+
+class HookTranslator(ParentAgentHooks[HookPayload]):
     """Spool records → events, in spool order, keeping what matching needs."""
 
     def __init__(self) -> None:
-        self.transcript_path = ""
-        self.cwd = ""
-        self.undecodable = 0
-        self.agent_pid = 0
-        self.agent_seen_ns = 0
+        super().__init__(decode, HOOK_FIELDS)
         self.ended_paths: set[str] = set()
         """Chat files whose session a ``SessionEnd`` ended (the CLI deletes one that holds
         no conversation then)."""
-        self.drift = DriftCounter(HOOK_FIELDS)
         self._prompts = 0
         self._tools = 0
         self._turns: dict[str, str] = {}
@@ -98,112 +106,134 @@ class HookTranslator:
         """Session → the shell command approval asked and not yet proven answered."""
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        hook = decode(record)
-        if hook is None:
-            self.undecodable += 1
+        payload = self.take(record)
+        if payload is None:
             return []
-        if record.agent_pid > 1:
-            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
-        if hook.transcript_path and name not in _NOT_LOCATING:
-            self.transcript_path = hook.transcript_path
-        if hook.cwd:
-            self.cwd = hook.cwd
-        session = hook.session_id
-        turn = self._turns.get(session, "")
-        at = record.wall_ns / 1e9
-        source = f"hook:{name}"
-        out: list[ev.Event] = []
-        if name == "SessionStart":
-            out.append(
-                ev.SessionStarted(how=hook.source or "startup", at=at, source=source, epoch=session)
+        if payload.transcript_path and name not in _NOT_LOCATING:
+            self.transcript_path = payload.transcript_path
+        handler = self._HOOKS.get(name)
+        if handler is None:
+            return []
+        session = payload.session_id
+        hook = _Hook(
+            payload=payload,
+            session=session,
+            turn=self._turns.get(session, ""),
+            at=record.wall_ns / 1e9,
+            source=f"hook:{name}",
+            mono_ns=record.mono_ns,
+        )
+        return handler(self, hook)
+
+    def _session_start(self, hook: _Hook) -> list[ev.Event]:
+        how = hook.payload.source or "startup"
+        return [ev.SessionStarted(how=how, at=hook.at, source=hook.source, epoch=hook.session)]
+
+    def _before_agent(self, hook: _Hook) -> list[ev.Event]:
+        self._prompts += 1
+        turn = self._turns[hook.session] = f"prompt-{self._prompts}"
+        self._forget(hook.session)
+        return [ev.TurnStarted(turn_id=turn, at=hook.at, source=hook.source, epoch=hook.session)]
+
+    def _before_tool(self, hook: _Hook) -> list[ev.Event]:
+        self._tools += 1
+        tool_input = hook.payload.tool_input
+        call = _Call(
+            session=hook.session,
+            turn=hook.turn,
+            tool_use_id=f"tool-{self._tools}",
+            name=hook.payload.tool_name,
+            tool_input=tool_input if isinstance(tool_input, dict) else {},
+            at=hook.at,
+        )
+        self._calls.append(call)
+        out: list[ev.Event] = [
+            ev.ToolStarted(
+                turn_id=call.turn,
+                tool_use_id=call.tool_use_id,
+                tool_name=call.name,
+                at=hook.at,
+                source=hook.source,
+                epoch=hook.session,
             )
-        elif name == "BeforeAgent":
-            self._prompts += 1
-            turn = self._turns[session] = f"prompt-{self._prompts}"
-            self._forget(session)
-            out.append(ev.TurnStarted(turn_id=turn, at=at, source=source, epoch=session))
-        elif name == "BeforeTool":
-            self._tools += 1
-            tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
-            call = _Call(
-                session=session,
-                turn=turn,
-                tool_use_id=f"tool-{self._tools}",
-                name=hook.tool_name,
-                tool_input=tool_input,
-                at=at,
-            )
-            self._calls.append(call)
-            out.append(
-                ev.ToolStarted(
-                    turn_id=turn,
-                    tool_use_id=call.tool_use_id,
-                    tool_name=call.name,
-                    at=at,
-                    source=source,
-                    epoch=session,
-                )
-            )
-            if call.name == QUESTION_TOOL:
-                out.append(self._wait(call, "question", at, source))
-        elif name == "Notification":
-            if hook.notification_type == PERMISSION:
-                details = hook.details if isinstance(hook.details, dict) else {}
-                asked = self._match_confirmation(session, details)
-                if asked is not None:
-                    kind = "question" if details.get("type") == "ask_user" else "approval"
-                    out.append(self._wait(asked, kind, at, source))
-                    command = details.get("command") if details.get("type") == "exec" else ""
-                    self._approvals[session] = Asked(
-                        tool_use_id=asked.tool_use_id,
-                        command=command if isinstance(command, str) else "",
-                        mono_ns=record.mono_ns,
-                        at=at,
-                        epoch=session,
-                    )
-                else:  # a confirmation of a call no BeforeTool named: unspecific
-                    out.append(
-                        ev.InputRequested(
-                            turn_id=turn, kind="approval", at=at, source=source, epoch=session
-                        )
-                    )
-        elif name == "AfterTool":
-            finished = self._match_finished(session, hook)
-            if finished is not None:
-                self._calls.remove(finished)
-                if (asked_for := self._approvals.get(session)) is not None and (
-                    asked_for.tool_use_id == finished.tool_use_id
-                ):
-                    del self._approvals[session]
-                out.append(
-                    ev.ToolFinished(
-                        turn_id=finished.turn,
-                        tool_use_id=finished.tool_use_id,
-                        at=at,
-                        source=source,
-                        epoch=session,
-                    )
-                )
-                out.append(
-                    ev.InputResolved(
-                        tool_use_id=finished.tool_use_id, at=at, source=source, epoch=session
-                    )
-                )
-        elif name == "AfterAgent":
-            self._forget(session)
-            self._turns.pop(session, None)
-            if turn:
-                out.append(ev.TurnStopped(turn_id=turn, at=at, source=source, epoch=session))
-        elif name == "SessionEnd":
-            if hook.transcript_path:
-                self.ended_paths.add(hook.transcript_path)
-            self._forget(session)
-            self._turns.pop(session, None)
-            out.append(ev.SessionEnded(reason=hook.reason, at=at, source=source, epoch=session))
+        ]
+        if call.name == QUESTION_TOOL:
+            out.append(self._wait(call, "question", hook.at, hook.source))
         return out
+
+    def _notification(self, hook: _Hook) -> list[ev.Event]:
+        if hook.payload.notification_type != PERMISSION:
+            return []
+        details = hook.payload.details if isinstance(hook.payload.details, dict) else {}
+        asked = self._match_confirmation(hook.session, details)
+        if asked is None:  # a confirmation of a call no BeforeTool named: unspecific
+            return [
+                ev.InputRequested(
+                    turn_id=hook.turn,
+                    kind="approval",
+                    at=hook.at,
+                    source=hook.source,
+                    epoch=hook.session,
+                )
+            ]
+        kind = "question" if details.get("type") == "ask_user" else "approval"
+        command = details.get("command") if details.get("type") == "exec" else ""
+        self._approvals[hook.session] = Asked(
+            tool_use_id=asked.tool_use_id,
+            command=command if isinstance(command, str) else "",
+            mono_ns=hook.mono_ns,
+            at=hook.at,
+            epoch=hook.session,
+        )
+        return [self._wait(asked, kind, hook.at, hook.source)]
+
+    def _after_tool(self, hook: _Hook) -> list[ev.Event]:
+        finished = self._match_finished(hook.session, hook.payload)
+        if finished is None:
+            return []
+        self._calls.remove(finished)
+        asked = self._approvals.get(hook.session)
+        if asked is not None and asked.tool_use_id == finished.tool_use_id:
+            del self._approvals[hook.session]
+        at, source, epoch = hook.at, hook.source, hook.session
+        return [
+            ev.ToolFinished(
+                turn_id=finished.turn,
+                tool_use_id=finished.tool_use_id,
+                at=at,
+                source=source,
+                epoch=epoch,
+            ),
+            ev.InputResolved(tool_use_id=finished.tool_use_id, at=at, source=source, epoch=epoch),
+        ]
+
+    def _after_agent(self, hook: _Hook) -> list[ev.Event]:
+        self._forget(hook.session)
+        self._turns.pop(hook.session, None)
+        if not hook.turn:
+            return []
+        return [
+            ev.TurnStopped(turn_id=hook.turn, at=hook.at, source=hook.source, epoch=hook.session)
+        ]
+
+    def _session_end(self, hook: _Hook) -> list[ev.Event]:
+        if hook.payload.transcript_path:
+            self.ended_paths.add(hook.payload.transcript_path)
+        self._forget(hook.session)
+        self._turns.pop(hook.session, None)
+        reason = hook.payload.reason
+        return [ev.SessionEnded(reason=reason, at=hook.at, source=hook.source, epoch=hook.session)]
+
+    _HOOKS: ClassVar[dict[str, Handler]] = {
+        "SessionStart": _session_start,
+        "BeforeAgent": _before_agent,
+        "BeforeTool": _before_tool,
+        "Notification": _notification,
+        "AfterTool": _after_tool,
+        "AfterAgent": _after_agent,
+        "SessionEnd": _session_end,
+    }
 
     def _wait(self, call: _Call, kind: Any, at: float, source: str) -> ev.InputRequested:
         question = call.name == QUESTION_TOOL
@@ -226,6 +256,9 @@ class HookTranslator:
     def _forget(self, session: str) -> None:
         self._calls = [c for c in self._calls if c.session != session]
         self._approvals.pop(session, None)
+
+    def settled(self) -> list[ev.Event]:
+        return self.commands_started()
 
     def commands_started(self) -> list[ev.Event]:
         """Approvals proven given by the approved shell command running (``approved``).
@@ -263,10 +296,3 @@ class HookTranslator:
         exact = [c for c in same if c.tool_input == tool_input]
         found = exact or same
         return found[0] if found else None
-
-    def agent_gone(self) -> bool:
-        """The process that ran the hooks is dead, or its pid names a younger process:
-        nothing runs or waits any more (SIGKILL fires no hook)."""
-        return (
-            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
-        )

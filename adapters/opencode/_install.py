@@ -12,13 +12,10 @@ A file of that name that is not ours is never overwritten or removed.
 from __future__ import annotations
 
 import os
-from typing import Literal
 
 from agentspool.adapters.common import install
 from agentspool.adapters.opencode._lifecycle import PLUGIN_FILE, plugin_source
-from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, InstallScope
-from agentspool.spool.errors import SettingsError
-from agentspool.spool.files import write_private_file
+from agentspool.core.seam import InstalledHook, InstallReport, InstallScope
 
 PROVIDER = "opencode"
 MARK = "agentspool's OpenCode plugin"
@@ -40,13 +37,9 @@ def plugin_path(scope: InstallScope, directory: str | None) -> str:
 
 def _current(path: str) -> str | None:
     """The file's text; ``None`` when there is none. Refuses one that is not ours."""
-    data, _ = install.read_file(path)  # no symlink, no FIFO: refused in one line
-    if data is None:
-        return None
-    text = data.decode("utf-8", "replace")
-    if MARK not in text.split("\n", 1)[0]:
-        raise SettingsError(path, "exists and is not agentspool's plugin; left as it is")
-    return text
+    return install.read_own_file(
+        path, lambda text: MARK in text.split("\n", 1)[0], "agentspool's plugin"
+    )
 
 
 def _checked_path(scope: InstallScope, directory: str | None) -> str:
@@ -58,29 +51,12 @@ def _checked_path(scope: InstallScope, directory: str | None) -> str:
 
 def install_plugin(scope: InstallScope, directory: str | None = None) -> InstallReport:
     path = _checked_path(scope, directory)
-    wanted = plugin_source()
-    current = _current(path)
-    action: Literal["created", "updated", "unchanged"]
-    if current == wanted:
-        action = "unchanged"
-    else:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_private_file(path, wanted.encode(), mode=0o644)
-        action = "created" if current is None else "updated"
-    return InstallReport(
-        provider=PROVIDER, scope=scope, files=[InstalledFile(path=path, action=action)]
-    )
+    return install.write_own_file(PROVIDER, scope, path, plugin_source(), _current(path))
 
 
 def uninstall_plugin(scope: InstallScope, directory: str | None = None) -> InstallReport:
     path = _checked_path(scope, directory)
-    action: Literal["removed", "unchanged"] = "unchanged"
-    if _current(path) is not None:
-        os.unlink(path)
-        action = "removed"
-    return InstallReport(
-        provider=PROVIDER, scope=scope, files=[InstalledFile(path=path, action=action)]
-    )
+    return install.remove_own_file(PROVIDER, scope, path, _current(path))
 
 
 def installed_hooks(directory: str | None = None) -> list[InstalledHook]:

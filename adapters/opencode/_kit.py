@@ -18,10 +18,9 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
 
+from agentspool.adapters.common.kits import spool_hooks
 from agentspool.adapters.opencode import _store
 from agentspool.core.seam import TranscriptFile
-from agentspool.spool.layout import run_dir
-from agentspool.spool.write import append_record
 
 SESSION = "ses_kit0000000000000000000000"
 DIRECTORY = "/work"
@@ -64,6 +63,14 @@ TOKENS = {
     "reasoning": 0,
     "cache": {"write": 0, "read": 64},
 }
+
+
+Change = tuple[str, dict[str, Any]]
+"""One change to the store: the session log's event type, its body."""
+
+
+def _message(info: dict[str, Any]) -> Change:
+    return "message.updated.1", {"sessionID": SESSION, "info": info}
 
 
 class Kit:
@@ -170,41 +177,43 @@ class Kit:
         call = f"call_{next(self._ids)}"
         tool_part = self._id("prt")
         text_part = self._id("prt")
+        for kind, body in self._tool_step(user, first, call, tool_part):
+            self._write(database, kind, body)
+            yield
+        for kind, body in self._text_step(user, second, text_part):
+            self._write(database, kind, body)
+            yield
 
-        def message(info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            return "message.updated.1", {"sessionID": SESSION, "info": info}
+    def _part(self, body: dict[str, Any]) -> Change:
+        body = {**body, "sessionID": SESSION}
+        return "message.part.updated.1", {"sessionID": SESSION, "part": body, "time": self._now()}
 
-        def part(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            body = {**body, "sessionID": SESSION}
-            return "message.part.updated.1", {
-                "sessionID": SESSION,
-                "part": body,
-                "time": self._now(),
-            }
+    def _assistant(self, user: str, mid: str, created: int, **done: Any) -> Change:
+        info = {
+            "id": mid,
+            "sessionID": SESSION,
+            "role": "assistant",
+            "time": {"created": created, **({"completed": self._now()} if done else {})},
+            "parentID": user,
+            "modelID": "mock-model",
+            "providerID": "mock",
+            "mode": "build",
+            "agent": "build",
+            "path": {"cwd": DIRECTORY, "root": DIRECTORY},
+            "cost": 0,
+            "tokens": TOKENS if done else {**TOKENS, "total": 0, "input": 0, "output": 0},
+            **done,
+        }
+        return _message(info)
 
-        def assistant(mid: str, created: int, **done: Any) -> tuple[str, dict[str, Any]]:
-            info = {
-                "id": mid,
-                "sessionID": SESSION,
-                "role": "assistant",
-                "time": {"created": created, **({"completed": self._now()} if done else {})},
-                "parentID": user,
-                "modelID": "mock-model",
-                "providerID": "mock",
-                "mode": "build",
-                "agent": "build",
-                "path": {"cwd": DIRECTORY, "root": DIRECTORY},
-                "cost": 0,
-                "tokens": TOKENS if done else {**TOKENS, "total": 0, "input": 0, "output": 0},
-                **done,
-            }
-            return message(info)
-
+    def _tool_step(self, user: str, first: str, call: str, tool_part: str) -> list[Change]:
+        """The prompt, and the step running ``bash``: pending, running, completed."""
         asked = self._now()
         bash = {"command": "echo hi", "description": "Runs echo hi"}
-        first_at, second_at = self._now(), 0
-        changes = [
-            message(
+        first_at = self._now()
+        tool = {"id": tool_part, "messageID": first, "type": "tool", "tool": "bash", "callID": call}
+        return [
+            _message(
                 {
                     "id": user,
                     "sessionID": SESSION,
@@ -214,36 +223,21 @@ class Kit:
                     "model": {"providerID": "mock", "modelID": "mock-model"},
                 }
             ),
-            part({"id": self._id("prt"), "messageID": user, "type": "text", "text": "say hi"}),
-            assistant(first, first_at),
-            part({"id": self._id("prt"), "messageID": first, "type": "step-start"}),
-            part(
-                {
-                    "id": tool_part,
-                    "messageID": first,
-                    "type": "tool",
-                    "tool": "bash",
-                    "callID": call,
-                    "state": {"status": "pending", "input": {}, "raw": ""},
-                }
+            self._part(
+                {"id": self._id("prt"), "messageID": user, "type": "text", "text": "say hi"}
             ),
-            part(
+            self._assistant(user, first, first_at),
+            self._part({"id": self._id("prt"), "messageID": first, "type": "step-start"}),
+            self._part({**tool, "state": {"status": "pending", "input": {}, "raw": ""}}),
+            self._part(
                 {
-                    "id": tool_part,
-                    "messageID": first,
-                    "type": "tool",
-                    "tool": "bash",
-                    "callID": call,
+                    **tool,
                     "state": {"status": "running", "input": bash, "time": {"start": self._now()}},
                 }
             ),
-            part(
+            self._part(
                 {
-                    "id": tool_part,
-                    "messageID": first,
-                    "type": "tool",
-                    "tool": "bash",
-                    "callID": call,
+                    **tool,
                     "state": {
                         "status": "completed",
                         "input": bash,
@@ -254,62 +248,39 @@ class Kit:
                     },
                 }
             ),
-            part(
-                {
-                    "id": self._id("prt"),
-                    "messageID": first,
-                    "type": "step-finish",
-                    "reason": "tool-calls",
-                    "tokens": TOKENS,
-                    "cost": 0,
-                }
-            ),
-            assistant(first, first_at, finish="tool-calls"),
+            self._step_finish(first, "tool-calls"),
+            self._assistant(user, first, first_at, finish="tool-calls"),
         ]
-        for kind, body in changes:
-            self._write(database, kind, body)
-            yield
+
+    def _text_step(self, user: str, second: str, text_part: str) -> list[Change]:
+        """The step answering in text: the text part as it streams, then whole."""
         second_at = self._now()
-        for kind, body in [
-            assistant(second, second_at),
-            part({"id": self._id("prt"), "messageID": second, "type": "step-start"}),
-            part(
-                {
-                    "id": text_part,
-                    "messageID": second,
-                    "type": "text",
-                    "text": "",
-                    "time": {"start": self._now()},
-                }
-            ),
-            part(
-                {
-                    "id": text_part,
-                    "messageID": second,
-                    "type": "text",
-                    "text": "hi",
-                    "time": {"start": self._clock, "end": self._now()},
-                }
-            ),
-            part(
-                {
-                    "id": self._id("prt"),
-                    "messageID": second,
-                    "type": "step-finish",
-                    "reason": "stop",
-                    "tokens": TOKENS,
-                    "cost": 0,
-                }
-            ),
-            assistant(second, second_at, finish="stop"),
-        ]:
-            self._write(database, kind, body)
-            yield
+        text = {"id": text_part, "messageID": second, "type": "text"}
+        return [
+            self._assistant(user, second, second_at),
+            self._part({"id": self._id("prt"), "messageID": second, "type": "step-start"}),
+            self._part({**text, "text": "", "time": {"start": self._now()}}),
+            self._part({**text, "text": "hi", "time": {"start": self._clock, "end": self._now()}}),
+            self._step_finish(second, "stop"),
+            self._assistant(user, second, second_at, finish="stop"),
+        ]
+
+    def _step_finish(self, mid: str, reason: str) -> Change:
+        return self._part(
+            {
+                "id": self._id("prt"),
+                "messageID": mid,
+                "type": "step-finish",
+                "reason": reason,
+                "tokens": TOKENS,
+                "cost": 0,
+            }
+        )
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         """The plugin's records of a permission prompt opening in the kit's session."""
         database, _ = _store.split(transcript_path)
-        records = [
+        records: list[tuple[str, dict[str, Any]]] = [
             (
                 "start",
                 {
@@ -335,5 +306,4 @@ class Kit:
                 },
             ),
         ]
-        for event, payload in records:
-            append_record(run_dir(runtime_dir, run_id), event, json.dumps(payload).encode())
+        spool_hooks(runtime_dir, run_id, records)

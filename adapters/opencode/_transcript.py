@@ -40,6 +40,7 @@ from agentspool.adapters.opencode._schema import LOG_FIELDS, presentation
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, Usage, Visibility
 
+Role = Literal["user", "assistant", "system", "tool"]
 QUESTION_TOOL = "question"
 REJECTED = "The user rejected permission to use this specific tool call."
 DISMISSED = "The user dismissed this question"
@@ -360,55 +361,44 @@ class TranscriptParser:
         role: Literal["user", "assistant"] = "user" if msg.role == "user" else "assistant"
         if kind == "text":
             text_kind: MessageKind = "summary" if msg.summary else "text"
-            self._record(
-                part.messageID,
-                Message(
-                    id=part.id,
-                    kind=text_kind,
-                    role=role,
-                    text=part.text,
-                    timestamp=when,
-                    is_meta=part.synthetic,
-                    parent_id=msg.parent,
-                ),
+            self._of_part(
+                part,
+                text_kind,
+                role,
+                when,
+                text=part.text,
+                is_meta=part.synthetic,
+                parent_id=msg.parent,
             )
         elif kind == "reasoning":
-            self._record(
-                part.messageID,
-                Message(
-                    id=part.id,
-                    kind="thinking",
-                    role="assistant",
-                    text=part.text,
-                    timestamp=when,
-                    parent_id=msg.parent,
-                ),
-            )
+            self._of_part(part, "thinking", "assistant", when, text=part.text, parent_id=msg.parent)
         elif kind == "compaction":
-            self._record(
-                part.messageID,
-                Message(id=part.id, kind="compaction", role="system", timestamp=when),
-            )
+            self._of_part(part, "compaction", "system", when)
         elif kind == "tool":
             self._on_tool(part, msg, stamp)
         elif kind == "step-finish" and part.tokens is not None:
             usage = usage_of(part.tokens)
             if part.id not in self._index:
                 self.usage.add(usage)
-            self._record(
-                part.messageID,
-                Message(
-                    id=part.id,
-                    kind="text",
-                    role="assistant",
-                    timestamp=when,
-                    visibility="hidden",
-                    parent_id=msg.parent,
-                    usage=usage,
-                    message_id=part.id,
-                    model=msg.model,
-                ),
+            self._of_part(
+                part,
+                "text",
+                "assistant",
+                when,
+                visibility="hidden",
+                parent_id=msg.parent,
+                usage=usage,
+                message_id=part.id,
+                model=msg.model,
             )
+
+    def _of_part(
+        self, part: _Part, kind: MessageKind, role: Role, when: str, **fields: Any
+    ) -> None:
+        """The record a part of a log message makes (its id the part's)."""
+        self._record(
+            part.messageID, Message(id=part.id, kind=kind, role=role, timestamp=when, **fields)
+        )
 
     def _on_tool(self, part: _Part, msg: _Msg, stamp: int) -> None:
         state = part.state or _State()

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hook_runs import run_hook
 
 import agentspool
 from agentspool.adapters.common.commands import hook_argv
@@ -44,16 +45,7 @@ def _runtime(env: dict[str, str]) -> str:
 
 
 def _hook(module: str, event: str, payload: dict, env: dict[str, str], **kw):
-    return subprocess.run(
-        hook_argv(module, event, installed=True),
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        env=env,
-        cwd="/",
-        check=False,
-        timeout=60,
-        **kw,
-    )
+    return run_hook(hook_argv(module, event, installed=True), payload, env=env, **kw)
 
 
 def test_claude_installed_hook_creates_the_agent_process_run(agent, env, silent) -> None:

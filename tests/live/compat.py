@@ -2,7 +2,8 @@
 
 ``make compat`` runs this. Per CLI the versions are the one pinned in
 ``tests/live/package.json`` and the newest stable release the npm registry offers (or
-those given with ``--claude`` / ``--codex`` / ``--gemini`` / ``--opencode``). Each
+those given with ``--claude`` / ``--codex`` / ``--gemini`` / ``--opencode`` / ``--qwen`` /
+``--kimi``). Each
 version other than the installed pin is installed with npm into its own prefix under
 ``$AGENTSPOOL_COMPAT_DIR`` (default ``$TMPDIR/agentspool-compat``), reused when already
 there, and the scenario module runs with the harness pointed at that binary
@@ -71,6 +72,27 @@ CLIS = {
         "opencode",
         "tests/live/test_opencode_scenarios.py",
         "AGENTSPOOL_OPENCODE",
+    ),
+    "copilot": Cli(
+        "Copilot CLI",
+        "@github/copilot",
+        "copilot",
+        "tests/live/test_copilot_scenarios.py",
+        "AGENTSPOOL_COPILOT",
+    ),
+    "kimi": Cli(
+        "Kimi Code",
+        "@moonshot-ai/kimi-code",
+        "kimi",
+        "tests/live/test_kimi_scenarios.py",
+        "AGENTSPOOL_KIMI",
+    ),
+    "qwen": Cli(
+        "Qwen Code",
+        "@qwen-code/qwen-code",
+        "qwen",
+        "tests/live/test_qwen_scenarios.py",
+        "AGENTSPOOL_QWEN",
     ),
 }
 

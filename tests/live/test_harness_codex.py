@@ -10,7 +10,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from harness import codex
+from harness import codex, hooklog
 from harness import responses_server as rs
 
 pytestmark = [
@@ -48,7 +48,7 @@ def test_exec_gets_scripted_text_and_hooks_fire(
     for ev in ("SessionStart", "UserPromptSubmit", "PreModelRequest", "Stop", "SessionEnd"):
         assert ev in events, events
     assert events[-1] == "SessionEnd"
-    stop = next(r for r in codex.read_hook_log(home.hook_log) if r["event"] == "Stop")
+    stop = next(r for r in hooklog.read_hook_log(home.hook_log) if r["event"] == "Stop")
     assert stop["payload"]["last_assistant_message"] == "Hello from the scripted server."
     assert [r.kind for r in server.responses_requests()] == ["main"]
     (rollout,) = codex.rollouts(home)

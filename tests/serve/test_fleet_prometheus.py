@@ -14,16 +14,15 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from receivers import Receiver
 from serving import Served
 
 FLEET = Path(__file__).resolve().parents[2] / "docs" / "fleet"
@@ -66,32 +65,6 @@ def _get(url: str) -> Any:
         return json.load(answer)
 
 
-class Webhook:
-    """What Alertmanager posts, recorded."""
-
-    def __init__(self) -> None:
-        self.posts: list[dict[str, Any]] = []
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                hook.posts.append(json.loads(body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/agentspool"
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class Daemon:
     def __init__(self, argv: list[str], log: Path) -> None:
         self.log = log.open("wb")
@@ -107,12 +80,7 @@ class Daemon:
         self.log.close()
 
 
-def _hooks(run, silent, *events: tuple[str, dict[str, Any]]) -> None:
-    for event, payload in events:
-        silent(run.run(json.dumps(payload).encode(), event))
-
-
-def _machine(root: Path, make_claude_run, silent, *, waiting: bool) -> str:
+def _machine(root: Path, make_claude_run, *, waiting: bool) -> str:
     """A runtime dir with one working run and, on the first machine, one run waiting
     on a permission prompt."""
     runtime = root / "runtime"
@@ -121,12 +89,8 @@ def _machine(root: Path, make_claude_run, silent, *, waiting: bool) -> str:
     transcript.write_text("")
     base = {"session_id": f"s-{root.name}", "transcript_path": str(transcript), "cwd": str(root)}
     works = make_claude_run(str(runtime), "works")
-    _hooks(
-        works,
-        silent,
-        ("SessionStart", base),
-        ("UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "build it"}),
-    )
+    works.fire("SessionStart", base)
+    works.fire("UserPromptSubmit", {**base, "prompt_id": "p1", "prompt": "build it"})
     if waiting:
         asks = make_claude_run(str(runtime), "asks")
         bash = {
@@ -137,14 +101,9 @@ def _machine(root: Path, make_claude_run, silent, *, waiting: bool) -> str:
             "tool_use_id": "toolu_1",
             "tool_input": {"command": "make deploy"},
         }
-        _hooks(
-            asks,
-            silent,
-            ("SessionStart", {**base, "session_id": "s-asks"}),
-            ("UserPromptSubmit", bash),
-            ("PreToolUse", bash),
-            ("PermissionRequest", bash),
-        )
+        asks.fire("SessionStart", {**base, "session_id": "s-asks"})
+        for event in ("UserPromptSubmit", "PreToolUse", "PermissionRequest"):
+            asks.fire(event, bash)
     return str(runtime)
 
 
@@ -156,19 +115,19 @@ def _short(text: str, replacements: dict[str, str]) -> str:
 
 
 @pytest.fixture
-def webhook() -> Iterator[Webhook]:
-    made = Webhook()
-    yield made
-    made.stop()
+def webhook() -> Iterator[Receiver]:
+    """Alertmanager's webhook receiver: what it posts, recorded."""
+    with Receiver() as made:
+        yield made
 
 
 def test_prometheus_scrapes_two_machines_and_alertmanager_delivers_the_wait(
-    tmp_path: Path, make_claude_run, silent, webhook: Webhook
+    tmp_path: Path, make_claude_run, webhook: Receiver
 ) -> None:
     prometheus = _binary("prometheus")
     alertmanager = _binary("prometheus-alertmanager", "alertmanager")
-    one = _machine(tmp_path / "one", make_claude_run, silent, waiting=True)
-    two = _machine(tmp_path / "two", make_claude_run, silent, waiting=False)
+    one = _machine(tmp_path / "one", make_claude_run, waiting=True)
+    two = _machine(tmp_path / "two", make_claude_run, waiting=False)
     am_port, prom_port = _free_port(), _free_port()
 
     config = tmp_path / "fleet"
@@ -177,7 +136,7 @@ def test_prometheus_scrapes_two_machines_and_alertmanager_delivers_the_wait(
         _short(
             (FLEET / "alertmanager.yml").read_text(),
             {
-                "http://alerts.example.internal:9099/agentspool": webhook.url,
+                "http://alerts.example.internal:9099/agentspool": webhook.url + "/agentspool",
                 "group_wait: 10s": "group_wait: 1s",
                 # No mail leaves this machine: the e-mail receiver points at a closed port.
                 "smtp.example.internal:587": f"127.0.0.1:{_free_port()}",
@@ -275,7 +234,9 @@ def test_prometheus_scrapes_two_machines_and_alertmanager_delivers_the_wait(
         assert fired[0]["labels"]["instance"] == targets[0]
         assert fired[0]["labels"]["waits_for"] == "approval"
 
-        posted = _until("Alertmanager's webhook post", lambda: list(webhook.posts))
+        posted = _until(
+            "Alertmanager's webhook post", lambda: [post.json() for post in webhook.posts]
+        )
         alerts = [alert for post in posted for alert in post["alerts"]]
         assert {a["labels"]["alertname"] for a in alerts} == {"AgentWaitingOnYou"}
         assert {a["labels"]["run"] for a in alerts} == {"claude-code:asks"}

@@ -4,12 +4,11 @@ per transition with its attributes, the metrics, and the resource."""
 
 from __future__ import annotations
 
-import gzip
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
+from receivers import Receiver
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
@@ -24,45 +23,16 @@ from agentspool.serve.otlp import EVENT_NAME, OtlpExport
 NOW = 1_800_000_000.0
 
 
-class Collector:
-    def __init__(self) -> None:
-        self.logs: list[ExportLogsServiceRequest] = []
-        self.metrics: list[ExportMetricsServiceRequest] = []
-        self.paths: list[str] = []
-        collector = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                if self.headers.get("Content-Encoding") == "gzip":
-                    body = gzip.decompress(body)
-                collector.paths.append(self.path)
-                if self.path == "/v1/logs":
-                    collector.logs.append(ExportLogsServiceRequest.FromString(body))
-                elif self.path == "/v1/metrics":
-                    collector.metrics.append(ExportMetricsServiceRequest.FromString(body))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
 @pytest.fixture
-def collector() -> Iterator[Collector]:
-    made = Collector()
-    yield made
-    made.server.shutdown()
-    made.server.server_close()
+def collector() -> Iterator[Receiver]:
+    """An OTLP/HTTP collector on 127.0.0.1: it takes what it is sent (``_decoded``)."""
+    with Receiver(reply_type="application/x-protobuf") as made:
+        yield made
+
+
+def _decoded(collector: Receiver, path: str, message: Any) -> list[Any]:
+    """Every request posted to ``path``, decoded with the official OTLP messages."""
+    return [message.FromString(post.body) for post in collector.posts if post.path == path]
 
 
 def run(state: str, *, since: float, **kw) -> RunSummary:
@@ -88,7 +58,7 @@ def _attrs(pairs) -> dict[str, str]:
 
 
 def test_each_transition_is_a_log_record_and_the_metrics_are_pushed(
-    collector: Collector, monkeypatch
+    collector: Receiver, monkeypatch
 ) -> None:
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=ci,team=infra")
     approval = PendingApproval(tool_name="Bash", tool_input={"command": "make deploy"})
@@ -108,7 +78,7 @@ def test_each_transition_is_a_log_record_and_the_metrics_are_pushed(
 
     records = [
         (resource_logs.resource, record)
-        for request in collector.logs
+        for request in _decoded(collector, "/v1/logs", ExportLogsServiceRequest)
         for resource_logs in request.resource_logs
         for scope in resource_logs.scope_logs
         for record in scope.log_records
@@ -133,7 +103,7 @@ def test_each_transition_is_a_log_record_and_the_metrics_are_pushed(
 
     metrics = {
         metric.name: metric
-        for request in collector.metrics
+        for request in _decoded(collector, "/v1/metrics", ExportMetricsServiceRequest)
         for resource_metrics in request.resource_metrics
         for scope in resource_metrics.scope_metrics
         for metric in scope.metrics
@@ -155,7 +125,7 @@ def test_each_transition_is_a_log_record_and_the_metrics_are_pushed(
 
 
 def test_the_endpoint_can_come_from_the_standard_variables(
-    collector: Collector, monkeypatch
+    collector: Receiver, monkeypatch
 ) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", collector.url + "/v1/logs")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", collector.url + "/v1/metrics")
@@ -163,4 +133,4 @@ def test_the_endpoint_can_come_from_the_standard_variables(
     export.start()
     export.observe(moved(None, run("working", since=NOW)))
     export.close()
-    assert "/v1/logs" in collector.paths
+    assert "/v1/logs" in [post.path for post in collector.posts]

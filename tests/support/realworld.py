@@ -32,71 +32,80 @@ FIELDS = (
 )
 PROVIDERS = ("claude-code", "codex", "gemini-cli")
 
-# Where agentspool knowingly counts otherwise than ccusage (docs/adr/0025-usage.md, a
-# heading per provider): (provider, ccusage's key) -> the figures agentspool shows.
-DOCUMENTED: dict[tuple[str, str], dict[str, int]] = {
-    # Gemini CLI: one session's document copied at several moments (each copy holds the
-    # earlier ones' records, same ids and tokens): ccusage adds every copy in full,
-    # agentspool counts each answer once — these are the largest copy's figures.
-    ("gemini-cli", "f7633853-6663-4dbb-bbf4-6159afa29df8"): {
-        "input_tokens": 22064,
-        "output_tokens": 2536,
-        "cache_read_tokens": 168654,
-        "cache_write_tokens": 0,
-    },
-    ("gemini-cli", "e557a820-4a70-4de2-9d87-7ff517e7b249"): {
-        "input_tokens": 47164,
-        "output_tokens": 413,
-        "cache_read_tokens": 11940,
-        "cache_write_tokens": 0,
-    },
-    ("gemini-cli", "d047d7c7-6513-4afc-824b-0c382e6997bf"): {
-        "input_tokens": 26810,
-        "output_tokens": 932,
-        "cache_read_tokens": 36163,
-        "cache_write_tokens": 0,
-    },
-}
 
-
-def _codex(inp: int, out: int, read: int) -> dict[str, int]:
+def _tokens(inp: int, out: int, read: int, write: int = 0) -> dict[str, int]:
     return {
         "input_tokens": inp,
         "output_tokens": out,
         "cache_read_tokens": read,
-        "cache_write_tokens": 0,
+        "cache_write_tokens": write,
     }
 
 
-DOCUMENTED.update(
-    {
-        # Codex: a resumed thread's new file (0.36) holds 9cd28a74-…'s session_meta and
-        # every line of it under the resume's time; ccusage counts its 56 responses again.
-        ("codex", "613a9a68-8816-40b2-a2d4-041ade599da6"): _codex(66855, 16568, 819328),
-        # ccusage's own branch fixture: its first line is its parent's, byte for byte
-        # (same time, same running total): one response, which ccusage counts in both.
-        ("codex", "feb63163-7215-5332-a7da-2197510c0cec"): _codex(400, 250, 200),
-        # Forks (forked_from_id): ccusage counts the copied parent history again from the
-        # parent's first context estimate on; agentspool counts a copy once.
-        ("codex", "431790b2-d0e2-5617-b628-5dfeb2d61b19"): _codex(156480, 6959, 1646080),
-        ("codex", "5842dc92-3faa-5de9-9266-6377fd2505d5"): _codex(2727, 63, 303),
-        ("codex", "5bf7e4d0-56ff-5e12-94e5-6bb3ecff7985"): _codex(493008, 17481, 1400576),
-        # The same 158 responses at the same times as 5bf7e4d0-…'s: counted there (no row).
-        ("codex", "81857dd2-241c-57ab-b0d6-ee456da39fa4"): _codex(0, 0, 0),
-    }
-)
+_DAAAIN = "rw-daaain-claude-code-log-test-test_data"
+_HAPPY = "rw-slopus-happy-packages-happy-cli-src-claude-utils-__fixtures__"
+
+# Where agentspool knowingly counts otherwise than ccusage 20.0.24, each because ccusage
+# is wrong there (docs/adr/0025-usage.md, a heading per provider): (provider, ccusage's
+# key) -> the figures agentspool shows. The one list of them: the test and the script
+# both read it, and an entry the corpus no longer holds is a mismatch too.
+DOCUMENTED: dict[tuple[str, str], dict[str, int]] = {
+    # Claude Code, all in other tools' test fixtures, none in a real user's session.
+    # ccusage counts one response twice: two lines of message msg_01R62…, one without
+    # requestId (its key is id+requestId).
+    ("claude-code", f"{_HAPPY}/duplicate-assistant-response.jsonl"): _tokens(8, 11, 13594, 18642),
+    # The same: two lines of msg_01Knc…, one without requestId.
+    (
+        "claude-code",
+        "rw-slopus-happy-cli-src-claude-sessionWatcherFixtures/resumed-session.jsonl",
+    ): _tokens(7, 100, 27166, 5321),
+    # Its hand-written ids msg_002…msg_010 repeat representative_messages' (which
+    # ccusage never reads, below); agentspool counts an id once, in the session that
+    # began first — and keeps msg_004, which edge_cases repeats.
+    ("claude-code", f"{_DAAAIN}/todowrite_examples.jsonl"): _tokens(420, 63, 0),
+    # ccusage skips its lines written with a space after a colon; its one other response
+    # (msg_004) is todowrite_examples' at the same time, which ccusage keeps in the file
+    # whose path sorts first: agentspool counts it there (no row here).
+    ("claude-code", f"{_DAAAIN}/edge_cases.jsonl"): _tokens(0, 0, 0),
+    # Gemini CLI: one session's document copied at several moments (each copy holds the
+    # earlier ones' records, same ids and tokens): ccusage adds every copy in full,
+    # agentspool counts each answer once — these are the largest copy's figures.
+    ("gemini-cli", "f7633853-6663-4dbb-bbf4-6159afa29df8"): _tokens(22064, 2536, 168654),
+    ("gemini-cli", "e557a820-4a70-4de2-9d87-7ff517e7b249"): _tokens(47164, 413, 11940),
+    ("gemini-cli", "d047d7c7-6513-4afc-824b-0c382e6997bf"): _tokens(26810, 932, 36163),
+    # Codex: a resumed thread's new file (0.36) holds 9cd28a74-…'s session_meta and
+    # every line of it under the resume's time; ccusage counts its 56 responses again.
+    ("codex", "613a9a68-8816-40b2-a2d4-041ade599da6"): _tokens(66855, 16568, 819328),
+    # ccusage's own branch fixture: its first line is its parent's, byte for byte
+    # (same time, same running total): one response, which ccusage counts in both.
+    ("codex", "feb63163-7215-5332-a7da-2197510c0cec"): _tokens(400, 250, 200),
+    # Forks (forked_from_id): ccusage counts the copied parent history again from the
+    # parent's first context estimate on; agentspool counts a copy once.
+    ("codex", "431790b2-d0e2-5617-b628-5dfeb2d61b19"): _tokens(156480, 6959, 1646080),
+    ("codex", "5842dc92-3faa-5de9-9266-6377fd2505d5"): _tokens(2727, 63, 303),
+    ("codex", "5bf7e4d0-56ff-5e12-94e5-6bb3ecff7985"): _tokens(493008, 17481, 1400576),
+    # The same 158 responses at the same times as 5bf7e4d0-…'s: counted there (no row).
+    ("codex", "81857dd2-241c-57ab-b0d6-ee456da39fa4"): _tokens(0, 0, 0),
+}
 ONLY_AGENTSPOOL: dict[tuple[str, str], dict[str, int]] = {
+    # Claude Code: written with a space after a colon ("usage": {…}), valid JSON: ccusage
+    # reads none of their lines and has no row for the file.
+    ("claude-code", f"{_DAAAIN}/representative_messages.jsonl"): _tokens(218, 445, 0),
+    ("claude-code", f"{_DAAAIN}/session_b.jsonl"): _tokens(20, 35, 0),
+    # Named like daaain's edge_cases.jsonl in another project: one session id, so one
+    # session, shown at the path that sorts first; its usage is daaain's, whose lines
+    # ccusage skips (above).
+    (
+        "claude-code",
+        "rw-Dicklesworthstone-coding_agent_session_search-tests-fixtures-"
+        "message_grouping/edge_cases.jsonl",
+    ): _tokens(320, 350, 0),
     # Codex: written with a space after each ':' and ',': ccusage reads none of its lines
     # (the same lines compacted, it counts them).
-    ("codex", "00000000-0000-0000-0000-000000000001"): _codex(1200, 50, 0),
+    ("codex", "00000000-0000-0000-0000-000000000001"): _tokens(1200, 50, 0),
     # Gemini CLI: answers whose records name no model; ccusage leaves their tokens out,
     # agentspool counts them (unpriced).
-    ("gemini-cli", "sess-uuid-1"): {
-        "input_tokens": 3350,
-        "output_tokens": 650,
-        "cache_read_tokens": 150,
-        "cache_write_tokens": 0,
-    },
+    ("gemini-cli", "sess-uuid-1"): _tokens(3350, 650, 150),
 }
 
 
@@ -266,6 +275,10 @@ def compare_usage(
         elif {name: row[name] for name in documented} != documented:
             got = {name: row[name] for name in documented}
             mismatches.append(Mismatch(provider, key, documented, got))
+    # A documented difference the corpus no longer holds: its entry goes.
+    for (provider, key), figures in {**DOCUMENTED, **ONLY_AGENTSPOOL}.items():
+        if (provider, key) not in seen and (provider, key) not in ours:
+            mismatches.append(Mismatch(provider, key, figures, None))
     return counts, mismatches, extra
 
 

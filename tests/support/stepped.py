@@ -7,7 +7,8 @@ time ``t``: each source's lines written by then are appended in their file order
 become spool records through agentspool's own write path, the native status file is
 rewritten. With ``step_at`` set, every stamp written after true time ``step_at`` (by
 every source: one machine, one clock) reads ``step`` seconds earlier, as after an NTP
-correction; which lines exist, and their order, is untouched.
+correction; which lines exist, and their order, is untouched. Its pieces are the one
+capture replay's (``replay.py``); the restamping and the native status file are its own.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from unittest import mock
+
+from replay import CAPTURES, RUN_ID, append_hook, hook_log, iso_seconds
 
 from agentspool.adapters.claude_code import ClaudeCode
 from agentspool.adapters.claude_code._signals import process_start
@@ -28,8 +30,6 @@ from agentspool.core.seam import Chat
 from agentspool.spool import write
 from agentspool.spool.layout import ensure_run_dir
 
-CAPTURES = Path(__file__).resolve().parents[1] / "live" / "captures"
-RUN_ID = "run-1"
 STEP = 600.0
 
 
@@ -41,10 +41,6 @@ def scenarios(provider: str) -> list[str]:
         if (p / "hooks.jsonl").exists()
         and (glob.glob(str(p / "transcript" / "*.jsonl")) or glob.glob(str(p / "rollout-*")))
     )
-
-
-def _seconds(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def _stamp(seconds: float) -> str:
@@ -65,7 +61,7 @@ class _Lines:
                 if not raw.strip():
                     continue
                 stamp = json.loads(raw).get("timestamp")
-                when = _seconds(stamp) if stamp else when
+                when = iso_seconds(stamp) if stamp else when
                 self.lines.append((when, raw.rstrip(b"\n")))
         first = next((w for w, _ in self.lines if w), 0.0)
         self.lines = [(w or first, raw) for w, raw in self.lines]
@@ -97,9 +93,7 @@ class SteppedWorld:
         else:
             files = glob.glob(str(self.dir / "rollout-*.jsonl"))
         self.files = {os.path.basename(f): _Lines(f) for f in files}
-        self.hooks: list[dict[str, Any]] = [
-            json.loads(line) for line in (self.dir / "hooks.jsonl").read_text().splitlines()
-        ]
+        self.hooks = hook_log(self.dir)
         self._hooks_written = 0
         self.agent_pid = os.getpid() if provider == "claude-code" and native else 0
         self.native = self._native_timeline() if self.agent_pid else []
@@ -143,13 +137,8 @@ class SteppedWorld:
                 hook = self.hooks[self._hooks_written]
                 if hook["time"] > t:
                     break
-                payload = self._payload(hook)
                 at = self.shifted(hook["time"])
-                with mock.patch.object(write.time, "time_ns", lambda at=at: int(at * 1e9)):
-                    record = write.frame(
-                        hook["event"], payload, len(payload), -1, self.agent_pid, os.getpid()
-                    )
-                write.append(fd, write.EVENTS_FILE, record)
+                append_hook(fd, hook["event"], self._payload(hook), at, self.agent_pid)
                 self._hooks_written += 1
         finally:
             os.close(fd)
@@ -163,7 +152,7 @@ class SteppedWorld:
         record = json.loads(raw)
         if not record.get("timestamp"):
             return raw
-        record["timestamp"] = _stamp(_seconds(record["timestamp"]) - self.step)
+        record["timestamp"] = _stamp(iso_seconds(record["timestamp"]) - self.step)
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
 
     def _payload(self, hook: dict[str, Any]) -> bytes:

@@ -120,7 +120,7 @@ def test_a_rollout_spelled_with_spaces_is_checked_without_decoding_every_line(
 ) -> None:
     """Rollouts some tools write (``json.dumps`` defaults: a space after each colon)
     have their shapes found in the bytes too: the line-by-line fallback is not taken."""
-    from agentspool.adapters.codex import _rollout
+    from agentspool.adapters.common import drift as shared_drift
 
     records = _lines(ROLLOUTS[1])
     _first(records, "response_item", "function_call")["payload"]["future_call_field"] = 1
@@ -130,7 +130,7 @@ def test_a_rollout_spelled_with_spaces_is_checked_without_decoding_every_line(
     def refused(block: memoryview) -> list[bytes]:
         raise AssertionError("every line of a block decoded to find one shape")
 
-    monkeypatch.setattr(_rollout, "split_lines", refused)
+    monkeypatch.setattr(shared_drift, "split_lines", refused)
     drift = Codex().read_chat("run-1", "", str(path)).drift.transcript
     assert drift == SourceDrift(
         unknown_fields=["response_item:function_call.payload.future_call_field"]

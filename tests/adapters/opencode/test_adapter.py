@@ -91,7 +91,7 @@ def test_install_adds_one_plugin_file_and_uninstall_takes_it_away(
     assert target.read_text() == plugin_source()
     assert agentspool.uninstall("opencode").files[0].action == "removed"
     assert not target.exists()
-    assert agentspool.uninstall("opencode").files[0].action == "unchanged"
+    assert agentspool.uninstall("opencode").files[0].action == "absent"  # nothing there
     project = tmp_path / "project"
     report = agentspool.install("opencode", "project", directory=str(project))
     assert report.files[0].path == str(project / ".opencode/plugins/agentspool-opencode.js")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,6 +168,8 @@ class _Handler(ChunkedHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         req.kind = classify(body)
+        if req.kind == "main" and owner.side is not None and owner.side(body):
+            req.kind = "side"  # a CLI's own side query (Qwen Code's memory pass): no turn
         reply = owner._next_reply(req.kind)
         req.reply_label = reply.label
         owner._record(req)
@@ -274,6 +276,7 @@ class ChatServer(ScriptedServer[Request, Reply]):
         *,
         exhausted_reply: Reply | None = None,
         title: str = "Scripted test session",
+        side: Callable[[Any], bool] | None = None,
     ) -> None:
         super().__init__(
             replies,
@@ -281,11 +284,14 @@ class ChatServer(ScriptedServer[Request, Reply]):
             or text("(scripted server: no more replies)", label="exhausted"),
         )
         self.title = title
+        self.side = side
         self.aborted: list[Request] = []
 
     def _next_reply(self, kind: str) -> Reply:
         if kind == "title":
             return text(self.title, label="title")
+        if kind == "side":
+            return text("", label="side")  # an empty next-prompt suggestion shows none
         return self._next_main_reply()
 
     def _client_gone(self, req: Request) -> None:

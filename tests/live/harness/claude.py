@@ -38,16 +38,15 @@ import json
 import os
 import re
 import signal
-import stat
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import tmux
+from harness import hooklog, tmux
+from harness.hooklog import read_hook_log
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 # `make compat` points these at another release, installed into its own prefix.
@@ -502,26 +501,6 @@ def kill_pid(pid: int, sig: int = signal.SIGKILL) -> None:
 
 # -------------------------------------------------------- logging hooks ---
 
-_HOOK_LOGGER = r"""
-import json, os, sys, time
-event = sys.argv[1]
-out = sys.argv[2]
-raw = sys.stdin.buffer.read()
-try:
-    payload = json.loads(raw)
-except Exception:
-    payload = raw.decode("utf-8", "replace")
-rec = {"event": event, "time": time.time(), "CLAUDE_PID": os.environ.get("CLAUDE_PID"),
-       "CLAUDE_CODE_SESSION_ID": os.environ.get("CLAUDE_CODE_SESSION_ID"),
-       "payload": payload}
-line = (json.dumps(rec) + "\n").encode()
-fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-try:
-    os.write(fd, line)
-finally:
-    os.close(fd)
-"""
-
 
 def logging_hooks_settings(
     log_dir: str | os.PathLike[str],
@@ -531,25 +510,12 @@ def logging_hooks_settings(
 ) -> dict[str, Any]:
     """Settings dict whose command hooks log every event's stdin to ``log_dir``.
 
-    Each hook appends one JSON line ``{event, time, CLAUDE_PID,
-    CLAUDE_CODE_SESSION_ID, payload}`` to ``<log_dir>/hooks.jsonl``.
+    Each hook appends one JSON line to ``<log_dir>/hooks.jsonl`` (``hooklog``).
     """
-    log_dir = Path(log_dir).resolve()
-    log_dir.mkdir(parents=True, exist_ok=True)
-    script = log_dir / "hooklog.py"
-    script.write_text(_HOOK_LOGGER)
-    script.chmod(script.stat().st_mode | stat.S_IRUSR)
-    py = python or sys.executable
-    out = log_dir / "hooks.jsonl"
     hooks: dict[str, Any] = {}
     for ev in events:
         entry: dict[str, Any] = {
-            "hooks": [
-                {
-                    "type": "command",
-                    "command": f"{_q(py)} -I -S {_q(str(script))} {ev} {_q(str(out))}",
-                }
-            ]
+            "hooks": [{"type": "command", "command": hooklog.command(ev, Path(log_dir), python)}]
         }
         if ev in TOOL_EVENTS:
             entry["matcher"] = "*"
@@ -572,21 +538,6 @@ def _q(s: str) -> str:
     import shlex
 
     return shlex.quote(s)
-
-
-def read_hook_log(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Parsed hook-log lines (a torn last line is skipped)."""
-    try:
-        data = Path(path).read_text()
-    except OSError:
-        return []
-    out = []
-    for line in data.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
 
 
 def wait_hook(

@@ -28,10 +28,8 @@ import contextlib
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import tmux
+from . import hooklog, tmux
+from .hooklog import read_hook_log
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 # `make compat` points these at another release, installed into its own prefix.
@@ -395,36 +394,10 @@ def codex_pid(pane: tmux.Pane) -> int | None:
 
 # --------------------------------------------------------------------------- hooks
 
-_HOOK_SCRIPT = r"""
-import fcntl, json, os, sys, time
-event, log = sys.argv[1], sys.argv[2]
-t = time.time()
-raw = sys.stdin.buffer.read()
-try:
-    payload = json.loads(raw)
-except ValueError:
-    payload = {"_raw": raw.decode("utf-8", "replace")}
-line = json.dumps({"event": event, "time": t, "pid": os.getpid(), "payload": payload}) + "\n"
-fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-try:
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.write(fd, line.encode())
-finally:
-    os.close(fd)
-"""
-
 
 def hook_command(event: str, log_dir: Path) -> str:
-    """The shell command a logging hook runs for ``event``."""
-    log_dir = Path(log_dir)
-    script = log_dir / "loghook.py"
-    if not script.exists():
-        log_dir.mkdir(parents=True, exist_ok=True)
-        script.write_text(_HOOK_SCRIPT)
-    return " ".join(
-        shlex.quote(a)
-        for a in (sys.executable, "-I", "-S", str(script), event, str(log_dir / "hooks.jsonl"))
-    )
+    """The shell command a logging hook runs for ``event`` (``hooklog``)."""
+    return hooklog.command(event, Path(log_dir))
 
 
 def hook_arg(event: str, command: str, *, timeout: int | None = None) -> str:
@@ -447,18 +420,6 @@ def logging_hook_args(
     if bypass_trust:
         args.append("--dangerously-bypass-hook-trust")
     return args
-
-
-def read_hook_log(log_dir: Path) -> list[dict[str, Any]]:
-    p = Path(log_dir) / "hooks.jsonl"
-    if not p.exists():
-        return []
-    out = []
-    for line in p.read_text().splitlines():
-        if line.strip():
-            with contextlib.suppress(ValueError):
-                out.append(json.loads(line))
-    return out
 
 
 def hook_events(log_dir: Path) -> list[str]:

@@ -28,17 +28,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import tmux
+from . import hooklog, tmux
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 # `make compat` points these at another release, installed into its own prefix.
@@ -332,56 +330,20 @@ def gemini_pids(pane: tmux.Pane) -> list[int]:
 
 # --------------------------------------------------------------------------- hooks
 
-_HOOK_SCRIPT = r"""
-import fcntl, json, os, sys, time
-event, log = sys.argv[1], sys.argv[2]
-t = time.time()
-raw = sys.stdin.buffer.read()
-try:
-    payload = json.loads(raw)
-except ValueError:
-    payload = {"_raw": raw.decode("utf-8", "replace")}
-for key in ("llm_request", "llm_response"):
-    if isinstance(payload.get(key), dict):
-        payload[key] = {"_keys": sorted(payload[key])}
-line = json.dumps({"event": event, "time": t, "ppid": os.getppid(), "payload": payload}) + "\n"
-fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-try:
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.write(fd, line.encode())
-finally:
-    os.close(fd)
-"""
-
 
 def logging_hooks(log_dir: Path, events: Iterable[str] = HOOK_EVENTS) -> dict[str, Any]:
     """A settings ``hooks`` object: every event appends its stdin to log_dir/hooks.jsonl
     (model payloads reduced to their keys)."""
-    log_dir = Path(log_dir)
-    script = log_dir / "loghook.py"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    script.write_text(_HOOK_SCRIPT)
     hooks: dict[str, Any] = {}
     for event in events:
-        argv = (sys.executable, "-I", "-S", str(script), event, str(log_dir / "hooks.jsonl"))
+        command = hooklog.command(event, Path(log_dir))
         group: dict[str, Any] = {
-            "hooks": [{"type": "command", "command": shlex.join(argv), "timeout": 10000}]
+            "hooks": [{"type": "command", "command": command, "timeout": 10000}]
         }
         if event in TOOL_EVENTS:
             group = {"matcher": "*", **group}
         hooks[event] = [group]
     return hooks
-
-
-def read_hook_log(log_dir: Path) -> list[dict[str, Any]]:
-    path = Path(log_dir) / "hooks.jsonl"
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        with contextlib.suppress(ValueError):
-            out.append(json.loads(line))
-    return out
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
-from harness import gemini, tmux  # noqa: E402
+from harness import gemini, hooklog, tmux  # noqa: E402
 from harness import gemini_server as gs  # noqa: E402
 
 
@@ -119,7 +119,7 @@ class Capture:
         present = sorted(self._chat_files()) if self.home.root.exists() else []
         kept = sorted(self.seen)
         gone = [n for n in kept if n not in present]
-        events = [r["event"] for r in gemini.read_hook_log(self.home.hook_log_dir)]
+        events = [r["event"] for r in hooklog.read_hook_log(self.home.hook_log_dir)]
         body = [
             f"# {self.name}",
             "",
@@ -159,7 +159,7 @@ class Capture:
     def wait_hook(self, event: str, count: int = 1, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while True:
-            n = sum(r["event"] == event for r in gemini.read_hook_log(self.home.hook_log_dir))
+            n = sum(r["event"] == event for r in hooklog.read_hook_log(self.home.hook_log_dir))
             if n >= count:
                 self.note(f"hook {event} x{n}")
                 return

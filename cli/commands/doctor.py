@@ -4,17 +4,17 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import agentspool
+from agentspool.cli import options
+from agentspool.cli.output import print_json
 
 MARKS = {"ok": "ok", "broken": "BROKEN", "warning": "warning", "absent": "-"}
 
 
-def add_parser(command: object, json_arg: object) -> None:
-    """Register ``doctor`` with ``main``'s ``command`` and ``json_arg`` helpers."""
-    assert callable(command) and callable(json_arg)
-    p: argparse.ArgumentParser = command(
+def add_parser(sub: options.Subparsers) -> None:
+    p = options.command(
+        sub,
         "doctor",
         "check that the installed hooks still record, and say how to mend what does not",
         "For every provider whose hooks `agentspool install` put in its CLI's settings: "
@@ -23,29 +23,25 @@ def add_parser(command: object, json_arg: object) -> None:
         "themselves; each CLI found on PATH is a version the compatibility table lists; "
         "the runtime dir and the data dir are private. One line each, with how to mend it. "
         "Exit 1 when something is broken.",
+        run=run,
     )
-    p.add_argument(
-        "--no-fire", action="store_true", help="do not fire the hooks (look at their commands)"
-    )
-    json_arg(p, "the DoctorReport (checks: provider, check, status, detail, mend; broken)")
-    p.set_defaults(func=run)
-
-
-def line(check: agentspool.DoctorCheck) -> str:
-    mend = f" — mend: {check.mend}" if check.mend else ""
-    who = check.provider or "agentspool"
-    return f"{MARKS[check.status]:<8}{who:<12} {check.check}: {check.detail}{mend}"
+    options.flag(p, "--no-fire", "do not fire the hooks (look at their commands)")
+    options.json_arg(p, "the DoctorReport (checks: provider, check, status, detail, mend; broken)")
 
 
 def run(args: argparse.Namespace) -> int:
     report = agentspool.doctor(fire=not args.no_fire)
     if args.json:
-        import msgspec
+        print_json(report)
+        return options.EXIT_ERROR if report.broken else options.EXIT_OK
+    from agentspool.cli.render import Col, print_rows
 
-        sys.stdout.buffer.write(msgspec.json.encode(report) + b"\n")
-    else:
-        for check in report.checks:
-            print(line(check))
-        if report.broken:
-            print("something is broken: the lines marked BROKEN say how to mend it")
-    return 1 if report.broken else 0
+    rows = []
+    for check in report.checks:
+        mend = f" — mend: {check.mend}" if check.mend else ""
+        what = f"{check.check}: {check.detail}{mend}"
+        rows.append([MARKS[check.status], check.provider or "agentspool", what])
+    print_rows(rows, [Col(7), Col(12), Col()])
+    if report.broken:
+        print("something is broken: the lines marked BROKEN say how to mend it")
+    return options.EXIT_ERROR if report.broken else options.EXIT_OK

@@ -1,0 +1,55 @@
+"""The part of a provider's hook translator that every provider's is.
+
+A translator turns spool records into canonical events, in spool order. Each record is
+decoded through the provider's payload view (``HookDecoder``: a cut payload salvaged), an
+undecodable one counted and skipped, and the first record of each hook checked for
+fields the provider does not know (ADR 0014). What the record then means is the
+provider's: its translator looks the hook's name up in a table of small handlers, one a
+hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Generic, TypeVar
+
+import msgspec
+
+from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.spool.read import SpoolRecord
+
+
+class HookFields(msgspec.Struct):
+    """The payload fields every provider's hooks carry (each view adds its own)."""
+
+    session_id: str = ""
+    cwd: str = ""
+    source: str = ""
+    reason: str = ""
+    tool_name: str = ""
+
+
+Payload = TypeVar("Payload", bound=msgspec.Struct)
+
+
+class HookReader(Generic[Payload]):
+    """What a translator knows of the run from every record, and the reading of one."""
+
+    def __init__(self, decode: HookDecoder[Payload], known: Mapping[str, frozenset[str]]) -> None:
+        self._decode = decode
+        self.transcript_path = ""
+        self.cwd = ""
+        self.agent_pid = 0
+        self.undecodable = 0
+        self.drift = DriftCounter(known)
+
+    def _payload(self, record: SpoolRecord) -> Payload | None:
+        """The record's payload; ``None`` (counted) if nothing of it is readable."""
+        hook = self._decode(record)
+        if hook is None:
+            self.undecodable += 1
+            return None
+        if record.event not in self.drift.checked and not record.truncated:
+            self.drift.see(record.event, record.payload)
+        return hook

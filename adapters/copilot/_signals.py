@@ -1,0 +1,169 @@
+"""GitHub Copilot CLI hooks → canonical events, and where the session's transcript is.
+
+Facts: docs/providers/copilot.md §2. Payloads are camelCase (``sessionId``,
+``timestamp`` in ms, ``cwd``); none carries a tool call id or a turn id, and only
+``agentStop`` names the transcript. The hooks add to the file what they see first, or
+alone. They name no turn: the transcript
+opens and names each (``_transcript``), a hook's wait belongs to whichever is open, and
+a hook's turn end ends it. (Counting prompts would not name the same turn: a resumed
+session's file holds prompts no hook of this run saw.)
+
+* ``permissionRequest`` opens an approval (tool and input, no call): it fires a few ms
+  before the transcript's ``permission.requested``, which names the call and takes its
+  place, and whose ``permission.completed`` closes it. In ``-p`` it fires too, and the
+  request is denied by itself 2 ms later (``unattended_fallback``): the transcript's
+  completion closes it. ``notification{permission_prompt}`` is not read: in ``-p`` it
+  fires *after* that completion, and would reopen a wait nobody is asked.
+* ``preToolUse`` of ``ask_user`` opens the question form; ``postToolUse`` closes what is
+  open, ``agentStop`` ends the turn, ``sessionEnd`` the session (``/clear`` and
+  ``/exit`` alike: ``user_exit``).
+* Esc at a prompt and an interrupt fire no hook: the transcript's ``abort`` says so.
+
+The agent process is the hook's parent (the native ``copilot`` the npm loader starts,
+which runs each hook through ``bash -c``). Its ``COPILOT_HOME`` says where its sessions
+are: ``<home>/session-state/<sessionId>/events.jsonl``. After ``sessionEnd`` the live
+process's next session is the directory holding its ``inuse.<pid>.lock`` (``/clear``
+moves it there at once; the new ``events.jsonl`` appears at its first prompt).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any
+
+import msgspec
+
+from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.adapters.copilot._schema import HOOK_FIELDS
+from agentspool.adapters.copilot._transcript import QUESTION_TOOL, dialog_for
+from agentspool.core import events as ev
+from agentspool.core import proc as _proc
+from agentspool.spool.read import SpoolRecord
+
+HOME_ENV = "COPILOT_HOME"
+
+
+def copilot_home(environ: dict[str, str] | None = None) -> str:
+    """Where Copilot keeps its config and sessions: ``$COPILOT_HOME``, else ``~/.copilot``."""
+    env = os.environ if environ is None else environ
+    return env.get(HOME_ENV) or os.path.join(os.path.expanduser("~"), ".copilot")
+
+
+def transcript_of(home: str, session_id: str) -> str:
+    return os.path.join(home, "session-state", session_id, "events.jsonl")
+
+
+class HookPayload(msgspec.Struct):
+    sessionId: str = ""  # noqa: N815 - the CLI's own name
+    cwd: str = ""
+    transcriptPath: str = ""  # noqa: N815
+    toolName: str = ""  # noqa: N815
+    toolInput: Any = None  # noqa: N815
+    toolArgs: Any = None  # noqa: N815
+    source: str = ""
+    reason: str = ""
+
+
+decode = HookDecoder(HookPayload)
+
+
+def _agent_home(pid: int) -> str:
+    """The agent's ``COPILOT_HOME`` as it was started (``""``: not readable, not set)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            environ = fh.read()
+    except OSError:
+        return ""
+    for entry in environ.split(b"\0"):
+        if entry.startswith(HOME_ENV.encode() + b"="):
+            return entry.split(b"=", 1)[1].decode("utf-8", "replace")
+    return ""
+
+
+class HookTranslator:
+    """Spool records → events, in spool order."""
+
+    def __init__(self) -> None:
+        self.cwd = ""
+        self.undecodable = 0
+        self.agent_pid = 0
+        self.agent_seen_ns = 0
+        self.session_id = ""
+        self.ended = False
+        """The latest session's ``sessionEnd`` came (``/clear`` or ``/exit``)."""
+        self.home = ""
+        """The agent's ``COPILOT_HOME`` (from ``agentStop``'s transcript or its process)."""
+        self.drift = DriftCounter(HOOK_FIELDS)
+
+    @property
+    def transcript_path(self) -> str:
+        if not self.session_id:
+            return ""
+        home = self.home or copilot_home()
+        if self.ended and self.agent_pid and not self.agent_gone():
+            pattern = os.path.join(glob.escape(home), "session-state", "*", "")
+            locks = glob.glob(pattern + f"inuse.{self.agent_pid}.lock")
+            if locks:
+                return os.path.join(os.path.dirname(locks[0]), "events.jsonl")
+        return transcript_of(home, self.session_id)
+
+    def translate(self, record: SpoolRecord) -> list[ev.Event]:
+        hook = decode(record)
+        if hook is None:
+            self.undecodable += 1
+            return []
+        name = record.event
+        if record.agent_pid > 1 and record.agent_pid != self.agent_pid:
+            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
+            self.home = self.home or _agent_home(record.agent_pid)
+        if name not in self.drift.checked and not record.truncated:
+            self.drift.see(name, record.payload)
+        if hook.cwd:
+            self.cwd = hook.cwd
+        session = hook.sessionId
+        if hook.transcriptPath:
+            self.home = os.path.dirname(os.path.dirname(os.path.dirname(hook.transcriptPath)))
+        if session and name != "sessionEnd":
+            self.session_id, self.ended = session, False
+        at, source = record.wall_ns / 1e9, f"hook:{name}"
+        common: dict[str, Any] = {"at": at, "source": source, "epoch": session}
+        if name == "sessionStart":
+            return [ev.SessionStarted(how=hook.source or "new", **common)]
+        if name == "permissionRequest":
+            tool_input = hook.toolInput if isinstance(hook.toolInput, dict) else {}
+            return [
+                ev.InputRequested(
+                    kind="approval",
+                    tool_name=hook.toolName,
+                    tool_input=tool_input,
+                    **common,
+                )
+            ]
+        if name == "preToolUse" and hook.toolName == QUESTION_TOOL:
+            arguments = hook.toolArgs if isinstance(hook.toolArgs, dict) else {}
+            return [
+                ev.InputRequested(
+                    kind="question",
+                    tool_name=QUESTION_TOOL,
+                    tool_input=arguments,
+                    dialog=dialog_for("", arguments),
+                    **common,
+                )
+            ]
+        if name == "postToolUse":
+            return [ev.InputResolved(**common)]
+        if name == "agentStop":
+            return [ev.TurnStopped(**common)]
+        if name == "sessionEnd":
+            if session == self.session_id:
+                self.ended = True
+            return [ev.SessionEnded(reason=hook.reason, **common)]
+        return []
+
+    def agent_gone(self) -> bool:
+        """The process that ran the hooks is dead, or its pid names a younger process."""
+        return (
+            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
+        )
