@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from agentspool.adapters import registry
-
+# Neither typing nor the registry at import: ``usage``'s kept answer (cli/usage_kept.py)
+# finds the store through this module before anything else is imported (ADR 0043).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.core.history import IndexReport
     from agentspool.core.store import SearchHit, SessionStore
@@ -72,18 +72,28 @@ def index_history(
     progress: Callable[[int, int], None] | None = None,
     forget_gone: bool = False,
     wait: bool = True,
+    usage_first: bool = False,
 ) -> IndexReport:
     """Index every transcript every registered provider finds on this machine into the
     history store, incrementally (``core/history.py``): a file costs what it gained
     since the last run. ``progress(bytes done, bytes to read)`` after each block.
     ``forget_gone``: remove the sessions whose file is gone (kept by default).
-    ``wait=False``: return at once (``busy``) if another indexer holds the store."""
+    ``wait=False``: return at once (``busy``) if another indexer holds the store.
+    ``usage_first``: store only what ``usage`` reads of files never read before, parsed
+    on every core; their records and search rows wait for the next run without it
+    (ADR 0043), which ``search`` and ``show`` make before they read."""
+    from agentspool.adapters import registry
     from agentspool.core import history
 
     adapters = [registry.load(name) for name in registry.names()]
     with open_history(store) as opened:
         return history.index_history(
-            opened, adapters, progress=progress, forget_gone=forget_gone, wait=wait
+            opened,
+            adapters,
+            progress=progress,
+            forget_gone=forget_gone,
+            wait=wait,
+            usage_first=usage_first,
         )
 
 

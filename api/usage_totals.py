@@ -6,6 +6,7 @@ A module of the public API (``agentspool``); the facade re-exports its names.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -46,8 +47,10 @@ def usage(
     table's shape (``None``: the shipped table). A model without a price is shown with
     ``cost_usd=None``, never 0, and every cost says how many tokens it leaves out.
     ``store``: the history store (``None``: ``default_store_path()``); ``index``: bring
-    it up to date first (``index_history(store, wait=False)``: if another indexer is at
-    work, what is indexed already), else read what is indexed.
+    it up to date first (``index_history(store, wait=False, usage_first=True)``: only
+    what usage reads of files never read before, ADR 0043; if another indexer is at
+    work, what is indexed already), else read what is indexed. A report is kept in the
+    store until the store changes (except with ``prices``).
 
     Raises ``SettingsError`` for a price file that is not a table,
     ``UnknownProviderError`` for a provider not registered,
@@ -67,9 +70,33 @@ def usage(
     for name in names:
         registry.load(name)  # an unknown name fails before anything is read
     if index:
-        index_history(store, wait=False)
+        index_history(store, wait=False, usage_first=True)
+    import msgspec
+
+    from agentspool.core.usage import UsageReport
+
+    # The report is a function of the store's contents and these arguments: kept in the
+    # store, it stands until the store changes (ADR 0043). A price file given may change
+    # under the same name, so that report is not kept.
+    key = None
+    if prices is None:
+        key = msgspec.json.encode(
+            [
+                "usage",
+                _version(),
+                by,
+                str(since),
+                str(until),
+                sorted(names),
+                timezone,
+                os.environ.get("TZ"),
+            ]
+        ).decode()
     with open_history(store) as opened:
-        return usage_report(
+        kept = opened.remembered(key) if key else None
+        if kept is not None:
+            return msgspec.json.decode(kept, type=UsageReport)
+        report = usage_report(
             _stored_usage(opened, names, since),
             prices=table,
             by=by,
@@ -77,6 +104,19 @@ def usage(
             until=until,
             tz=zone,
         )
+        if key:
+            opened.remember(key, msgspec.json.encode(report))
+        return report
+
+
+def _version() -> list[int]:
+    """The code that makes the report, as its files stand (an upgrade or an edit of a
+    counting rule must not find a report an older one kept)."""
+    from agentspool.core import pricing, usage
+
+    shipped = os.path.join(os.path.dirname(pricing.__file__), pricing.PRICES_FILE)
+    files = [usage.__file__, pricing.__file__, __file__, shipped]
+    return [n for path in files for st in [os.stat(path)] for n in (st.st_mtime_ns, st.st_size)]
 
 
 def _unique_response_ids(provider: str) -> bool:

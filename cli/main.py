@@ -144,7 +144,9 @@ def _write_traceback(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parse(list(sys.argv[1:] if argv is None else argv))
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = _parse(words)
+    args.argv = words  # what a kept answer is keyed on (``usage_kept``, ADR 0043)
     try:
         code: int = args.func(args)
     except (AgentspoolError, OSError) as exc:

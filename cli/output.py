@@ -17,10 +17,13 @@ if TYPE_CHECKING:
     from agentspool import Chat
 
 
-def print_json(value: Any) -> None:
+def print_json(value: Any) -> bytes:
+    """``value`` as one line of JSON on stdout; the bytes written."""
     import msgspec
 
-    sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
+    output = msgspec.json.encode(value) + b"\n"
+    sys.stdout.buffer.write(output)
+    return output
 
 
 def print_json_by_item(value: msgspec.Struct) -> None:

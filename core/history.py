@@ -58,6 +58,8 @@ from agentspool.core.seam import (
     TranscriptGoneError,
 )
 from agentspool.core.store import FileCursor, SessionStore
+from agentspool.core.usage_first import usage_parses
+from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
 
 __all__ = ["CHUNK", "FINGERPRINT", "IndexReport", "index_file", "index_history"]
@@ -109,10 +111,6 @@ class _Planned(msgspec.Struct, kw_only=True):
     """For an adapter without resumable parsing: what ``read_session`` reads."""
     estimate: int
     """Bytes this file should cost (for the progress bar)."""
-
-
-class _ChangedWhileReadError(Exception):
-    """The file was replaced while it was parsed: its ingest is rolled back."""
 
 
 def _fingerprint(fd: int, offset: int) -> bytes:
@@ -282,7 +280,7 @@ def index_file(
             if on_block is not None:
                 on_block(parse.offset - before)
         if _identity(_stat(file)) != _identity(st):
-            raise _ChangedWhileReadError(path)
+            raise TranscriptReplacedError(path)
         offset = parse.offset
         ingest.finish(
             count=parse.count,
@@ -388,61 +386,35 @@ def index_history(
     store: SessionStore,
     adapters: Sequence[Adapter],
     *,
-    progress: Progress | None = None,
     chunk: int = CHUNK,
+    progress: Callable[[int, int], None] | None = None,
     forget_gone: bool = False,
     wait: bool = True,
+    usage_first: bool = False,
+    workers: int | None = None,
 ) -> IndexReport:
     """Bring ``store`` up to date with every transcript the adapters find (module
-    docstring). ``wait=False``: if another indexer runs, do nothing (``busy``)."""
+    docstring). ``wait=False``: if another indexer runs, do nothing (``busy``) — unless
+    a usage-first run left records to write, which this run (not ``usage_first``) must
+    finish: then it waits.
+
+    ``usage_first`` (what ``usage`` runs, ADR 0043): a file never read before is read
+    on every core (``workers`` processes, default one per core) through its adapter's
+    usage view, and only its records with usage and its session's facts are stored;
+    its records and their search rows are written by the next run that is not
+    ``usage_first``. Files read before are brought up to date as always."""
     started = time.monotonic()
     report = IndexReport(tightened=store.tightened)
+    if not usage_first and store.has_pending():
+        wait = True  # search and show need every record: finish what usage left
     with _run_lock(store, wait=wait) as held:
         if not held:
             report.busy = True
             return report
-        plan: list[_Planned] = []
-        gone: list[int] = []
+        plan = _Plan()
         for adapter in adapters:
-            tracked = _Tracked(store, adapter.name)
-            shared: set[str] = set()  # transcripts kept in shared files, listed this run
-            for file, session in _discover(adapter):
-                report.files += 1
-                if file.within:
-                    shared.add(file.path)
-                try:
-                    st = _stat(file)
-                except OSError:
-                    continue  # gone since it was listed: found gone below
-                if isinstance(st, os.stat_result) and not stat.S_ISREG(st.st_mode):
-                    # A FIFO named like a transcript would block the open for ever.
-                    report.failed += 1
-                    report.errors.append(f"{file.path}: not a regular file")
-                    continue
-                known = tracked.by_path.get(file.path)
-                if known is None and not file.within:
-                    known = tracked.moved_here(file.path, st)
-                    if known is not None:
-                        report.moved += 1
-                cursor = known[1] if known is not None else None
-                resumable = _resumes(adapter) and not file.whole and not file.within
-                verdict = _decide(cursor, st, resumable=resumable, fd=None)
-                if verdict == "unchanged":
-                    report.unchanged += 1
-                    continue
-                estimate = st.st_size - (cursor.offset if verdict == "appended" and cursor else 0)
-                plan.append(
-                    _Planned(adapter=adapter, file=file, session=session, estimate=estimate)
-                )
-            # A file not listed any more may still be there (listed from another config
-            # dir, say): only one that is not there is gone. A transcript kept in shared
-            # files is there as long as it is listed.
-            gone += [
-                key
-                for path, (key, _, was_gone) in tracked.by_path.items()
-                if not was_gone and path not in shared and not os.path.exists(path)
-            ]
-        total = sum(p.estimate for p in plan)
+            _plan_adapter(store, adapter, plan, report, usage_first=usage_first)
+        total = sum(p.estimate for p in plan.files) + sum(size for _, _, size in plan.usage)
         done = 0
 
         def on_block(size: int) -> None:
@@ -453,43 +425,140 @@ def index_history(
 
         if progress is not None:
             progress(0, total)
-        for item in plan:
-            before = store.changes
-            try:
-                verdict, read = index_file(
-                    store,
-                    item.adapter,
-                    item.file,
-                    session=item.session,
-                    chunk=chunk,
-                    on_block=on_block,
-                )
-            except (FileNotFoundError, TranscriptGoneError):
-                tracked_path = item.file.path
-                key = store.cursors(item.adapter.name).get(tracked_path)
-                if key is not None and not key[2]:
-                    gone.append(key[0])
-                continue
-            except (OSError, _ChangedWhileReadError) as exc:
-                report.failed += 1
-                report.errors.append(f"{item.file.path}: {exc}")
-                continue
-            report.records += store.changes - before
-            report.bytes_read += read
-            if verdict == "new":
-                report.new += 1
-            elif verdict == "appended":
-                report.appended += 1
-            elif verdict == "rewritten":
-                report.rewritten += 1
-            else:
-                report.unchanged += 1
-        if gone:
-            report.gone = len(gone)
-            store.mark_gone(gone)
+        _write_usage_first(store, plan.usage, workers, report, on_block)
+        for item in plan.files:
+            _write_planned(
+                store, item, chunk=chunk, report=report, on_block=on_block, gone=plan.gone
+            )
+        if plan.gone:
+            report.gone = len(plan.gone)
+            store.mark_gone(plan.gone)
         if forget_gone:
             doomed = [s.id for s in store.sessions() if s.gone and s.path]
             store.forget(doomed)
             report.forgotten = len(doomed)
     report.seconds = round(time.monotonic() - started, 3)
     return report
+
+
+class _Plan:
+    """What one run will do: the files to index, the files to read usage-first (adapter,
+    path, size), and the sessions whose file is gone."""
+
+    def __init__(self) -> None:
+        self.files: list[_Planned] = []
+        self.usage: list[tuple[Adapter, str, int]] = []
+        self.gone: list[int] = []
+
+
+def _plan_adapter(
+    store: SessionStore, adapter: Adapter, plan: _Plan, report: IndexReport, *, usage_first: bool
+) -> None:
+    """Judge every file the adapter lists against what the store holds of it."""
+    tracked = _Tracked(store, adapter.name)
+    pending = store.pending(adapter.name)
+    shared: set[str] = set()  # transcripts kept in shared files, listed this run
+    for file, session in _discover(adapter):
+        report.files += 1
+        if file.within:
+            shared.add(file.path)
+        try:
+            st = _stat(file)
+        except OSError:
+            continue  # gone since it was listed: found gone below
+        if isinstance(st, os.stat_result) and not stat.S_ISREG(st.st_mode):
+            # A FIFO named like a transcript would block the open for ever.
+            report.failed += 1
+            report.errors.append(f"{file.path}: not a regular file")
+            continue
+        known = tracked.by_path.get(file.path)
+        if known is None and not file.within:
+            known = tracked.moved_here(file.path, st)
+            if known is not None:
+                report.moved += 1
+        cursor = known[1] if known is not None else None
+        resumable = _resumes(adapter) and not file.whole and not file.within
+        if usage_first and resumable and cursor is None:
+            seen = pending.get(file.path)
+            if seen is not None and seen[1] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+                report.unchanged += 1
+            else:
+                plan.usage.append((adapter, file.path, st.st_size))
+            continue
+        verdict = _decide(cursor, st, resumable=resumable, fd=None)
+        if verdict == "unchanged":
+            report.unchanged += 1
+            continue
+        estimate = st.st_size - (cursor.offset if verdict == "appended" and cursor else 0)
+        plan.files.append(_Planned(adapter=adapter, file=file, session=session, estimate=estimate))
+    # A file not listed any more may still be there (listed from another config dir,
+    # say): only one that is not there is gone. A transcript kept in shared files is
+    # there as long as it is listed.
+    for known_files, kept in ((tracked.by_path, shared), (pending, set())):
+        plan.gone += [
+            key
+            for path, (key, _, was_gone) in known_files.items()
+            if not was_gone and path not in kept and not os.path.exists(path)
+        ]
+
+
+def _write_usage_first(
+    store: SessionStore,
+    jobs: list[tuple[Adapter, str, int]],
+    workers: int | None,
+    report: IndexReport,
+    on_block: Callable[[int], None],
+) -> None:
+    """Store each file's usage view as the pool hands it back (one transaction each)."""
+    for n, parsed in usage_parses(jobs, workers):
+        adapter, path, size = jobs[n]
+        if isinstance(parsed, (FileNotFoundError, TranscriptGoneError)):
+            continue  # gone since it was listed: never ingested, nothing to mark
+        if isinstance(parsed, OSError):
+            report.failed += 1
+            report.errors.append(f"{path}: {parsed}")
+            continue
+        if isinstance(parsed, BaseException):
+            raise parsed
+        before = store.changes
+        store.ingest_usage(path, adapter.name, parsed)
+        report.records += store.changes - before
+        report.bytes_read += size
+        report.new += 1
+        on_block(size)
+
+
+def _write_planned(
+    store: SessionStore,
+    item: _Planned,
+    *,
+    chunk: int,
+    report: IndexReport,
+    on_block: Callable[[int], None],
+    gone: list[int],
+) -> None:
+    """Index one planned file; a file gone meanwhile joins ``gone``."""
+    before = store.changes
+    try:
+        verdict, read = index_file(
+            store, item.adapter, item.file, session=item.session, chunk=chunk, on_block=on_block
+        )
+    except (FileNotFoundError, TranscriptGoneError):
+        key = store.cursors(item.adapter.name).get(item.file.path)
+        if key is not None and not key[2]:
+            gone.append(key[0])
+        return
+    except OSError as exc:
+        report.failed += 1
+        report.errors.append(f"{item.file.path}: {exc}")
+        return
+    report.records += store.changes - before
+    report.bytes_read += read
+    if verdict == "new":
+        report.new += 1
+    elif verdict == "appended":
+        report.appended += 1
+    elif verdict == "rewritten":
+        report.rewritten += 1
+    else:
+        report.unchanged += 1

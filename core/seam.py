@@ -143,6 +143,7 @@ __all__ = [
     "Trust",
     "TrustGate",
     "Usage",
+    "UsageView",
     "Visibility",
 ]
 
@@ -435,6 +436,25 @@ class ResumedParse(Protocol):
     def facts(self) -> TranscriptFacts: ...
 
 
+class UsageView(msgspec.Struct, kw_only=True, gc=False):
+    """What ``usage`` reads of one transcript file, read from its first byte
+    (``TranscriptHistory.usage_view``; ADR 0043): what a usage-first index stores of a
+    file until its records are written."""
+
+    rows: list[tuple[int, str, str, str, Usage]]
+    """(seq, timestamp, model, message id, usage) of each record that carries usage, in
+    file order, with the usage a full parse's record carries; ``seq`` is unique within
+    the file (the full parse's, or the line's number where the view reads no records)."""
+    facts: TranscriptFacts
+    first: str
+    """The earliest and the latest record's timestamp (the session's span)."""
+    last: str
+    title: str = ""
+    """The first prompt's title (``prompt_title``); ``""`` where the view reads no prompt."""
+    count: int = 0
+    """Records of the file's parse; 0 where the view makes no records."""
+
+
 class TranscriptHistory(Protocol):
     """The ``history`` part (``capabilities.resumes_transcripts``; ADR 0022)."""
 
@@ -448,4 +468,11 @@ class TranscriptHistory(Protocol):
         returned at that offset; ``offset=0``/``state=b""`` (or a state this adapter
         version cannot use) starts at the first byte (``fresh``). The caller has checked
         that the bytes before ``offset`` are the ones that were parsed."""
+        ...
+
+    def usage_view(self, path: str) -> UsageView:
+        """What ``usage`` reads of ``path``, from its first byte, through the narrowest
+        reading of the format that gives every response's usage as the full parse
+        counts it, and the session's facts and span (ADR 0043). ``full_usage_view`` of
+        a fresh ``resume_transcript`` where the format allows nothing narrower."""
         ...

@@ -29,6 +29,8 @@
     ├── NotRegularFileError(AgentspoolError, OSError)      a path that should be a file is a
     │                                                      FIFO, a dir, a device (not read,
     │                                                      not written: it could block)
+    ├── TranscriptReplacedError(AgentspoolError, OSError)  a transcript replaced while the
+    │                                                      history index read it (not stored)
     └── MissingExtraError(AgentspoolError, ImportError)    a feature whose pip extra is not
                                                            installed
 
@@ -162,6 +164,15 @@ class NotRegularFileError(AgentspoolError, OSError):
         super().__init__(f"{path}: is {kind}, not a regular file; not read")
         self.path = path
         self.kind = kind
+
+
+class TranscriptReplacedError(AgentspoolError, OSError):
+    """A transcript file replaced by another (a new inode) while the history index read
+    it: what was read is not stored, and the next run reads the new file."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: replaced while it was read; not stored")
+        self.path = path
 
 
 class MissingExtraError(AgentspoolError, ImportError):

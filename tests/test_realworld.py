@@ -109,3 +109,25 @@ def test_show_every_file(ws: Workspace, provider: str, path: str, monkeypatch, c
     out, err = capfd.readouterr()
     assert status == 0, err
     assert isinstance(json.loads(out), dict)
+
+
+_CLAUDE_FILES = [
+    p for provider, p in _entries() if provider == "claude-code" and p.endswith(".jsonl")
+]
+
+
+@pytest.mark.parametrize("path", _CLAUDE_FILES, ids=_CLAUDE_FILES)
+def test_the_usage_view_of_every_claude_code_file_is_its_full_parse(
+    ws: Workspace, path: str
+) -> None:
+    """ADR 0043: what the first ``usage`` stores of a file is what the full parse gives it."""
+    from agentspool.adapters import registry
+    from agentspool.core.usage_first import full_usage_view
+
+    history = registry.load("claude-code").history
+    assert history is not None
+    transcript = str(ws.root / path)
+    view = history.usage_view(transcript)
+    full = full_usage_view(history.resume_transcript(transcript, 0, b""))
+    assert [r[1:] for r in view.rows] == [r[1:] for r in full.rows]
+    assert (view.facts, view.first, view.last) == (full.facts, full.first, full.last)

@@ -100,7 +100,7 @@ def test_a_second_usage_reads_no_transcript_again(laid) -> None:
     for path in [*laid, *(str(s) for subs in laid.values() for s in subs)]:
         _rewrite_in_place(path)  # read again, they would count nothing
     assert agentspool.usage(by="session") == first
-    report = agentspool.index_history()
+    report = agentspool.index_history(usage_first=True)
     assert (report.bytes_read, report.records, report.unchanged) == (0, 0, report.files)
 
 

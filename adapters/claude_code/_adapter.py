@@ -59,6 +59,7 @@ from agentspool.core.seam import (
     Spawn,
     TranscriptFile,
     Trust,
+    UsageView,
 )
 from agentspool.spool.layout import run_dir
 
@@ -208,6 +209,11 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
             parser or HistoryParser(named),
             fresh=fresh,
         )
+
+    def usage_view(self, path: str) -> UsageView:
+        from agentspool.adapters.claude_code._usage_view import usage_view
+
+        return usage_view(path, os.path.basename(path).removesuffix(".jsonl"))
 
     def read_session(self, session: Session) -> Chat:
         """The transcript and the native status file (no spool: no hooks armed)."""

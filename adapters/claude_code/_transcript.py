@@ -56,10 +56,10 @@ from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
 
 
-def _needle(shape: str) -> bytes:
+def _needle(shape: str) -> tuple[bytes, ...]:
     kind, _, subtype = shape.partition(":")
     # The value alone, in whatever spelling the line has; the shape is verified.
-    return b'"%s"' % (subtype or kind).encode()
+    return (b'"%s"' % (subtype or kind).encode(),)
 
 
 def _members_if(raw: bytes, shape: str) -> dict[str, msgspec.Raw] | None:
@@ -147,7 +147,9 @@ class TranscriptParser(ConversationRecords):
             return False  # 2.1.328 keeps subagent records out of the main file; older CLIs did
         if not self.session_id and line.session_id:
             self.session_id = line.session_id
-            self.cwd = line.cwd or ""
+            # A first record naming no cwd keeps the one an earlier line named (the
+            # history's ``_find_cwd``), whichever block the two were read in.
+            self.cwd = line.cwd or self.cwd
             self.events.append(
                 ev.SessionStarted(
                     epoch=line.session_id,

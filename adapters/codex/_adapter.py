@@ -76,6 +76,7 @@ from agentspool.core.seam import (
     TranscriptFacts,
     TranscriptFile,
     Trust,
+    UsageView,
 )
 from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader
@@ -372,3 +373,10 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
             parser or HistoryParser(thread_id_from_path(path)),
             fresh=parser is None,
         )
+
+    def usage_view(self, path: str) -> UsageView:
+        # A response's model is the turn_context's before it and its usage a token_count
+        # event's: the full parse, whose records carry both (ADR 0043).
+        from agentspool.core.usage_first import full_usage_view
+
+        return full_usage_view(self.resume_transcript(path, 0, b""))

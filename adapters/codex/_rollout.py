@@ -69,8 +69,11 @@ from agentspool.core.seam import Message, TranscriptFacts
 from agentspool.spool.errors import CompressedRolloutError
 
 
-def _needle(shape: str) -> bytes:
-    return b'"type":"%s"' % shape.rpartition(":")[2].encode()
+def _needle(shape: str) -> tuple[bytes, ...]:
+    # A rollout written with a space after each colon (the real-world corpus holds some)
+    # is found by the second spelling, not by decoding every line.
+    name = shape.rpartition(":")[2].encode()
+    return b'"type":"%s"' % name, b'"type": "%s"' % name
 
 
 def _members_if(raw: bytes, shape: str) -> list[str] | None:

@@ -93,30 +93,41 @@ def check_first_lines(
     drift: DriftCounter,
     block: bytes | memoryview,
     shapes: Iterable[str],
-    needle: Callable[[str], bytes],
+    needle: Callable[[str], tuple[bytes, ...]],
     members: Callable[[bytes, str], Iterable[str] | None],
 ) -> None:
     """Check the fields of the first line of each shape in ``block``, a block a parser
     decoded in one call (a decoded line keeps no bytes). ``needle(shape)`` is bytes such
-    a line holds, so only candidate lines are decoded; ``members(raw, shape)`` the
-    line's members if it is of that shape, else ``None``."""
+    a line holds, in each spelling the writers use, so only candidate lines are decoded;
+    ``members(raw, shape)`` the line's members if it is of that shape, else ``None``."""
     data = bytes(block)
     for shape in shapes:
-        wanted = needle(shape)
-        at = data.find(wanted)
-        while at >= 0:
-            start = data.rfind(b"\n", 0, at) + 1
-            end = data.find(b"\n", at)
-            end = len(data) if end < 0 else end
-            found = members(data[start:end], shape)
+        if any(_check_first(drift, data, shape, n, members) for n in needle(shape)):
+            continue
+        # Not as expected in the bytes (another spelling): the slow way.
+        for raw in split_lines(memoryview(data)):
+            found = members(raw, shape)
             if found is not None:
                 drift.check(shape, found)
                 break
-            at = data.find(wanted, end)
-        else:
-            # Not as expected in the bytes (another spelling): the slow way.
-            for raw in split_lines(memoryview(data)):
-                found = members(raw, shape)
-                if found is not None:
-                    drift.check(shape, found)
-                    break
+
+
+def _check_first(
+    drift: DriftCounter,
+    data: bytes,
+    shape: str,
+    wanted: bytes,
+    members: Callable[[bytes, str], Iterable[str] | None],
+) -> bool:
+    """Check the first line of ``shape`` holding ``wanted``; whether there was one."""
+    at = data.find(wanted)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        found = members(data[start:end], shape)
+        if found is not None:
+            drift.check(shape, found)
+            return True
+        at = data.find(wanted, end)
+    return False

@@ -161,8 +161,8 @@ class ParseState(RecordLog):
         raise NotImplementedError
 
     @staticmethod
-    def _shape_needle(shape: str) -> bytes:
-        """Bytes every line of ``shape`` holds (``check_first_lines``)."""
+    def _shape_needle(shape: str) -> tuple[bytes, ...]:
+        """Bytes every line of ``shape`` holds, in each spelling (``check_first_lines``)."""
         raise NotImplementedError
 
     @staticmethod

@@ -52,11 +52,15 @@ def run(args: argparse.Namespace) -> int:
     return options.EXIT_ERROR if report.failed else options.EXIT_OK
 
 
-def index(store: str | None, *, forget_gone: bool = False, wait: bool = True) -> Any:
+def index(
+    store: str | None, *, forget_gone: bool = False, wait: bool = True, usage_first: bool = False
+) -> Any:
     """``index_history`` with a progress bar on a terminal once it has run ``BAR_AFTER``
     seconds with bytes left to read (rich: only then, ADR 0023)."""
     if not sys.stderr.isatty():
-        return agentspool.index_history(store, forget_gone=forget_gone, wait=wait)
+        return agentspool.index_history(
+            store, forget_gone=forget_gone, wait=wait, usage_first=usage_first
+        )
     started = time.monotonic()
     bar: Any = None  # the rich Progress, once started
     task: Any = None
@@ -73,7 +77,7 @@ def index(store: str | None, *, forget_gone: bool = False, wait: bool = True) ->
 
     try:
         return agentspool.index_history(
-            store, progress=progress, forget_gone=forget_gone, wait=wait
+            store, progress=progress, forget_gone=forget_gone, wait=wait, usage_first=usage_first
         )
     finally:
         if bar is not None:
@@ -107,8 +111,10 @@ def warn(report: agentspool.IndexReport, store: str | None) -> None:
         print(f"agentspool: {one_line(error)}", file=sys.stderr)
 
 
-def index_quietly(store: str | None) -> None:
+def index_quietly(store: str | None, *, usage_first: bool = False) -> Any:
     """Bring the store up to date before reading it; another indexer at work: read it
-    as it is. A file that could not be read is one line on stderr."""
-    report = index(store, wait=False)
+    as it is. A file that could not be read is one line on stderr. ``usage_first``:
+    only what ``usage`` reads (ADR 0043)."""
+    report = index(store, wait=False, usage_first=usage_first)
     warn(report, store)
+    return report

@@ -69,8 +69,17 @@ def add_parser(sub: options.Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.since and args.until and args.since > args.until:
         return usage_error(f"--since {args.since} is after --until {args.until}: nothing between")
+    from agentspool.cli import usage_kept
+
+    watch = usage_kept.Watch(args.store or agentspool.default_store_path())
+    kept = args.json and not args.prices
     if not args.no_index:
-        index_quietly(args.store)
+        watch.start()
+        try:
+            indexed = index_quietly(args.store, usage_first=True)
+        finally:
+            watch.stop()
+        kept = kept and not (indexed.busy or indexed.errors or indexed.tightened)
     report = agentspool.usage(
         by=args.by,
         since=args.since,
@@ -82,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
         index=False,
     )
     if args.json:
-        print_json(report)
+        output = print_json(report)
+        if kept:
+            usage_kept.keep(args.argv, output, watch)
         return options.EXIT_OK
     from agentspool.cli.render.usage import print_usage  # rich: only the commands that draw
 

@@ -539,3 +539,73 @@ def test_search_follows_records_that_change(store: SessionStore) -> None:
     assert [h.snippet for h in store.search("turtle")] == ["a slow green «turtle»"]
     store.save("t", [])
     assert store.search("quick") == store.search("turtle") == []
+
+
+def _usage_of(
+    store: SessionStore, *, read_by_usage: bool = False
+) -> dict[tuple[str, str], list[tuple[Any, ...]]]:
+    """Per file: its session's facts and span, and its records with usage in order.
+    ``read_by_usage``: only what ``usage`` reads — a usage view may number its records
+    by line and leave the first prompt's title and the record count to the full index
+    (ADR 0043)."""
+    by_id = {s.id: s for s in store.sessions()}
+    found: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+    for r in store.usage_records():
+        seq = None if read_by_usage else r.seq
+        found.setdefault((by_id[r.session].path, "records"), []).append(
+            (seq, r.timestamp, r.model, r.message_id, r.usage)
+        )
+    for s in by_id.values():
+        title, records = (None, None) if read_by_usage else (s.title, s.records)
+        found[s.path, "facts"] = [
+            (s.provider, s.session_id, s.agent_id, s.parent_session_id, s.cwd, title),
+            (s.cli_version, s.started, s.updated, records, s.gone),
+        ]
+    return found
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_usage_first_run_stores_what_a_full_index_gives_usage(
+    tmp_path: Path, laid: dict[str, str], workers: int
+) -> None:
+    """ADR 0043: the usage a usage-first run stores (on one core, or a pool of two) is
+    the full index's, response for response, with the session's facts and span; the
+    next full run writes the records, and the store is then a clean index's; a
+    usage-first run after that reads nothing."""
+    with SessionStore(str(tmp_path / "clean.sqlite")) as clean:
+        index_history(clean, adapters())
+        expected_usage, expected = _usage_of(clean), stored(clean)
+        read_by_usage = _usage_of(clean, read_by_usage=True)
+    with SessionStore(str(tmp_path / "first.sqlite")) as store:
+        report = index_history(store, adapters(), usage_first=True, workers=workers)
+        assert (report.new, report.failed) == (len(laid), 0)
+        assert store.has_pending()
+        assert _usage_of(store, read_by_usage=True) == read_by_usage
+        assert all(store.records(s.id) == [] for s in store.sessions())  # not yet written
+        again = index_history(store, adapters(), usage_first=True, workers=workers)
+        assert (again.unchanged, again.bytes_read, again.records) == (len(laid), 0, 0)
+        full = index_history(store, adapters(), wait=False)
+        assert (full.new, full.bytes_read) == (len(laid), report.bytes_read)
+        assert not store.has_pending()
+        assert stored(store) == expected and _usage_of(store) == expected_usage
+        last = index_history(store, adapters(), usage_first=True)
+        assert (last.unchanged, last.bytes_read, last.records) == (len(laid), 0, 0)
+
+
+def test_a_usage_first_file_changed_is_read_again_and_a_gone_one_marked(
+    store: SessionStore, laid: dict[str, str]
+) -> None:
+    index_history(store, adapters(), usage_first=True, workers=1)
+    path = next(p for p, name in laid.items() if name == "claude-code")
+    other = next(p for p, name in laid.items() if name == "codex")
+    _cut_at_a_line(path, 0.5)
+    os.remove(other)
+    report = index_history(store, adapters(), usage_first=True, workers=1)
+    assert (report.new, report.gone, report.unchanged) == (1, 1, len(laid) - 2)
+    with SessionStore(":memory:") as clean:
+        index_history(clean, adapters())
+        mine, clean_one = (
+            {k: v for k, v in _usage_of(s, read_by_usage=True).items() if k[0] == path}
+            for s in (store, clean)
+        )
+        assert mine == clean_one

@@ -18,6 +18,7 @@ from agentspool.adapters import registry
 from agentspool.adapters._fake_kit import Kit as FakeKit
 from agentspool.adapters.fake import ScriptedAdapter
 from agentspool.core import store as store_module
+from agentspool.core import store_rows, store_schema
 from agentspool.core.detail import assemble_session_detail
 from agentspool.core.seam import Message, Usage
 from agentspool.core.store import SessionStore
@@ -39,7 +40,7 @@ def store(tmp_path: Path) -> Any:
 
 
 def test_there_is_a_column_for_every_message_field_in_order() -> None:
-    assert tuple(name for name, _ in store_module._COLUMNS) == Message.__struct_fields__
+    assert tuple(name for name, _ in store_schema._COLUMNS) == Message.__struct_fields__
 
 
 def test_every_real_capture_round_trips_exactly_through_one_database(tmp_path: Path) -> None:
@@ -239,7 +240,7 @@ def test_a_store_written_by_a_newer_schema_is_refused(tmp_path: Path) -> None:
 def test_a_version_1_store_is_migrated_in_place_and_keeps_its_records(tmp_path: Path) -> None:
     # The layout of agentspool 0.1 (schema 1): every column but ``model``.
     path = tmp_path / "v1.sqlite"
-    columns = [(name, kind) for name, kind in store_module._COLUMNS if name != "model"]
+    columns = [(name, kind) for name, kind in store_schema._COLUMNS if name != "model"]
     raw = sqlite3.connect(path)
     with raw:
         raw.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
@@ -303,7 +304,7 @@ def test_a_version_2_store_is_migrated_in_place_keeps_its_records_and_searches_t
         raw.execute("INSERT INTO schema_version VALUES (2)")
         raw.execute(
             "CREATE TABLE records (transcript_id TEXT NOT NULL, "
-            + ", ".join(f'"{name}" {kind}' for name, kind in store_module._V3_COLUMNS)
+            + ", ".join(f'"{name}" {kind}' for name, kind in store_schema._V3_COLUMNS)
             + ", PRIMARY KEY (transcript_id, seq)) WITHOUT ROWID"
         )
     raw.close()
@@ -315,8 +316,8 @@ def test_a_version_2_store_is_migrated_in_place_keeps_its_records_and_searches_t
     with raw:
         for tid, records in messages.items():
             raw.executemany(
-                f"INSERT INTO records VALUES (?, {', '.join('?' for _ in store_module._COLUMNS)})",
-                [(tid, *store_module._row(0, m)[1:]) for m in records],
+                f"INSERT INTO records VALUES (?, {', '.join('?' for _ in store_schema._COLUMNS)})",
+                [(tid, *store_rows._row(0, m)[1:]) for m in records],
             )
     raw.close()
     with SessionStore(str(path)) as store:
@@ -329,7 +330,9 @@ def test_a_version_2_store_is_migrated_in_place_keeps_its_records_and_searches_t
         assert store.sessions() and store.session(first.id) == first
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [
+            (store_module.SCHEMA_VERSION,)
+        ]
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
         assert "records_v2" not in tables and {"sessions", "cursors", "search"} <= tables
     finally:

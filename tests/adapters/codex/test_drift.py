@@ -115,6 +115,28 @@ def test_a_shape_met_first_in_a_later_block_is_checked(
     )
 
 
+def test_a_rollout_spelled_with_spaces_is_checked_without_decoding_every_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rollouts some tools write (``json.dumps`` defaults: a space after each colon)
+    have their shapes found in the bytes too: the line-by-line fallback is not taken."""
+    from agentspool.adapters.common import drift as shared_drift
+
+    records = _lines(ROLLOUTS[1])
+    _first(records, "response_item", "function_call")["payload"]["future_call_field"] = 1
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+
+    def refused(block: memoryview) -> list[bytes]:
+        raise AssertionError("every line of a block decoded to find one shape")
+
+    monkeypatch.setattr(shared_drift, "split_lines", refused)
+    drift = Codex().read_chat("run-1", "", str(path)).drift.transcript
+    assert drift == SourceDrift(
+        unknown_fields=["response_item:function_call.payload.future_call_field"]
+    )
+
+
 def test_drift_is_the_same_on_every_re_read_and_grows_with_the_file(tmp_path: Path) -> None:
     records = _drifted(_lines(ROLLOUTS[1]))
     path = tmp_path / "rollout.jsonl"

@@ -1,0 +1,128 @@
+"""The usage-first parse (ADR 0043): what ``usage`` reads of files never read before,
+parsed on every core, for one writer (``core/history.py``) to store.
+
+Each file is read by its adapter's ``TranscriptHistory.usage_view``: the narrowest
+reading of the format that still gives every response's usage as the full parse counts
+it. ``full_usage_view`` is that reading for a format that allows nothing narrower: the
+adapter's own full parse, of which only the records with usage are kept.
+
+The files go to a pool of forked workers, one per core available, biggest first; each
+returns its ``UsageParse`` (a few tuples per response) and the indexing process writes
+them as they come. Forked, the workers inherit the adapters and start in milliseconds;
+under ``POOL_MIN_BYTES`` of work, or on one core, the parse stays in process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+
+import msgspec
+
+from agentspool.core.runs import prompt_title
+from agentspool.core.seam import Adapter, ResumedParse, UsageView
+from agentspool.core.store import UsageParse
+from agentspool.spool.errors import TranscriptReplacedError
+from agentspool.spool.files import regular_fd
+
+__all__ = ["POOL_MIN_BYTES", "full_usage_view", "usage_parse", "usage_parses"]
+
+CHUNK = 1 << 20
+"""Bytes a full parse reads at a time: memory follows the block, not the file."""
+POOL_MIN_BYTES = 8 << 20
+"""Below this much to parse, a pool's start costs more than the second core gives."""
+
+
+def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
+    """A fresh full parse (``resume_transcript(path, 0, b"")``) read to its end, of which
+    only what ``usage`` reads is kept: the records with usage, with their ``seq`` (a
+    record handed out again, its usage changed, replaces the first copy), the facts, the
+    first prompt's title and the records' span."""
+    kept: dict[int, tuple[int, str, str, str, msgspec.Struct]] = {}
+    title = first = last = ""
+    while True:
+        before = parse.offset
+        for m in parse.read(chunk):
+            if not title:
+                title = prompt_title(m)
+            stamp = m.timestamp
+            if stamp:
+                if not first or stamp < first:
+                    first = stamp
+                last = max(last, stamp)
+            if m.usage is not None:
+                kept[m.seq] = (m.seq, stamp, m.model, m.message_id, m.usage)
+        if parse.offset == before:
+            break
+    return UsageView(
+        rows=[kept[seq] for seq in sorted(kept)],  # type: ignore[misc]
+        facts=parse.facts(),
+        first=first,
+        last=last,
+        title=title,
+        count=parse.count,
+    )
+
+
+def usage_parse(adapter: Adapter, path: str) -> UsageParse:
+    """``path``'s usage view with the file's stat as seen before the read (a later
+    change makes the next run read it again), the usage encoded for the store.
+    Raises ``TranscriptReplacedError`` if another file took its name meanwhile."""
+    history = adapter.history
+    assert history is not None  # the planner chose a file of an adapter that resumes
+    with open(regular_fd(path), "rb", buffering=0) as fh:
+        st = os.fstat(fh.fileno())
+    view = history.usage_view(path)
+    now = os.stat(path)
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        raise TranscriptReplacedError(path)
+    encode = _encode
+    return UsageParse(
+        device=st.st_dev,
+        inode=st.st_ino,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        count=view.count,
+        rows=[(seq, at, model, mid, encode(u).decode()) for seq, at, model, mid, u in view.rows],
+        facts=view.facts,
+        title=view.title,
+        first=view.first,
+        last=view.last,
+    )
+
+
+_encode = msgspec.json.Encoder().encode
+_JOBS: list[tuple[Adapter, str]] = []
+"""The usage-first parses of one run, read by the pool's forked workers by index."""
+
+
+def _usage_job(n: int) -> tuple[int, UsageParse | BaseException]:
+    adapter, path = _JOBS[n]
+    try:
+        return n, usage_parse(adapter, path)
+    except Exception as exc:  # noqa: BLE001 - handed to the writer, which reports it
+        return n, exc
+
+
+def usage_parses(
+    jobs: list[tuple[Adapter, str, int]], workers: int | None
+) -> Iterator[tuple[int, UsageParse | BaseException]]:
+    """Each job's ``usage_parse`` (index into ``jobs``, result or failure) as it
+    finishes: on every core by a pool of forked workers (this process writes), the
+    biggest files first; in this process when it is little or there is one core."""
+    cores = workers if workers is not None else len(os.sched_getaffinity(0))
+    total = sum(size for _, _, size in jobs)
+    order = sorted(range(len(jobs)), key=lambda n: -jobs[n][2])
+    _JOBS[:] = [(a, p) for a, p, _ in jobs]
+    try:
+        if cores < 2 or len(jobs) < 2 or total < POOL_MIN_BYTES:
+            for n in order:
+                yield _usage_job(n)
+            return
+        # Forked: the workers have the adapters already, and start in milliseconds.
+        context = multiprocessing.get_context("fork")
+        with context.Pool(min(cores, len(jobs))) as pool:
+            yield from pool.imap_unordered(_usage_job, order)
+    finally:
+        _JOBS.clear()
