@@ -18,6 +18,7 @@ MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
 LONG_FUNCTIONS_ALLOWED = 2
 
+
 def _source_files() -> list[str]:
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--", "*.py"],
@@ -28,9 +29,7 @@ def _source_files() -> list[str]:
     return sorted(
         path
         for path in listed.split("\0")
-        if path
-        and not path.startswith("tests/")
-        and os.path.exists(os.path.join(REPO, path))
+        if path and not path.startswith("tests/") and os.path.exists(os.path.join(REPO, path))
     )
 
 
