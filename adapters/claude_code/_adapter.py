@@ -113,9 +113,7 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         unique_response_ids=True,
     )
     executable: ClassVar[str] = "claude"
-    installer: ClassVar[Installer | None] = HookInstaller(
-        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
-    )
+    installer: ClassVar[Installer | None] = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = history = lifecycle = ITSELF

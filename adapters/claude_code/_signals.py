@@ -21,7 +21,7 @@ from agentspool.adapters.claude_code._schema import (
 )
 from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields, HookReader
+from agentspool.adapters.common.translator import Base, HookFields, HookReader, hook_base
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.files import open_regular
@@ -54,8 +54,6 @@ class HookPayload(HookFields):
 
 
 decode = HookDecoder(HookPayload)
-Base = dict[str, Any]
-"""The fields every event of a record shares: ``at``, ``source``, ``epoch``."""
 Handler = Callable[["HookTranslator", HookPayload, Base, str], list[ev.Event]]
 """One hook's meaning: (translator, payload, base, the main agent's turn) → events."""
 
@@ -78,16 +76,11 @@ class HookTranslator(HookReader[HookPayload]):
             self.agent_pid = record.agent_pid
         if hook.cwd and not hook.agent_id:
             self.cwd = hook.cwd
-        if hook.transcript_path and name != "SessionEnd":
-            self.transcript_path = hook.transcript_path
+        self._locate(hook.transcript_path, name)
         handler = self._HOOKS.get(name)
         if handler is None:
             return []
-        base: dict[str, Any] = {
-            "at": record.wall_ns / 1e9,
-            "source": f"hook:{name}",
-            "epoch": hook.session_id,
-        }
+        base = hook_base(record, hook.session_id)
         return handler(self, hook, base, "" if hook.agent_id else hook.prompt_id)
 
     def _session_start(self, hook: HookPayload, base: Base, turn: str) -> list[ev.Event]:

@@ -204,9 +204,7 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         resumes_transcripts=True,
     )
     executable: ClassVar[str] = "codex"
-    installer: ClassVar[Installer | None] = HookInstaller(
-        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
-    )
+    installer: ClassVar[Installer | None] = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     trust_gate = discovery = session_files = history = lifecycle = hand_started = ITSELF

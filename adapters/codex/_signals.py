@@ -21,7 +21,7 @@ from agentspool.adapters.codex._records import QUESTION_TOOL, dialog_for
 from agentspool.adapters.codex._schema import HOOK_FIELDS
 from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields, HookReader
+from agentspool.adapters.common.translator import Base, HookFields, HookReader, hook_base
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
@@ -74,7 +74,6 @@ class _Call(msgspec.Struct):
     command: str
 
 
-Base = dict[str, Any]
 """The fields every event of a record shares: ``at``, ``source``, ``epoch``."""
 Handler = Callable[["HookTranslator", HookPayload, Base, int], list[ev.Event]]
 """One hook's meaning: (translator, payload, base, the record's mono_ns) → events."""
@@ -104,18 +103,14 @@ class HookTranslator(HookReader[HookPayload]):
         if record.agent_pid:
             self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
-        if hook.transcript_path and not hook.agent_id and name not in _NOT_LOCATING:
-            self.transcript_path = hook.transcript_path
+        if not hook.agent_id:
+            self._locate(hook.transcript_path or "", name, _NOT_LOCATING)
         if hook.cwd and not hook.agent_id:
             self.cwd = hook.cwd
         handler = self._HOOKS.get(name)
         if handler is None:
             return []
-        base: Base = {
-            "at": record.wall_ns / 1e9,
-            "source": f"hook:{name}",
-            "epoch": hook.agent_id or hook.session_id,
-        }
+        base = hook_base(record, hook.agent_id or hook.session_id)
         return [(hook.agent_id, e) for e in handler(self, hook, base, record.mono_ns)]
 
     def _session_start(self, hook: HookPayload, base: Base, mono_ns: int) -> list[ev.Event]:

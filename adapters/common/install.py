@@ -23,7 +23,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from agentspool.adapters.common import jsontext
 from agentspool.adapters.common.commands import is_installed_hook
@@ -440,10 +440,23 @@ def our_group_positions(
     return out
 
 
+class _HookFunctions(Protocol):
+    def install_hooks(self, scope: InstallScope, directory: str | None = None) -> InstallReport: ...
+    def uninstall_hooks(
+        self, scope: InstallScope, directory: str | None = None
+    ) -> InstallReport: ...
+    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]: ...
+
+
 class HookInstaller:
     """An adapter's ``installer`` part (core/seam.py) from its provider's three functions,
     ``install(scope, directory)``, ``uninstall(scope, directory)`` and
-    ``installed_hooks(directory)``."""
+    ``installed_hooks(directory)``; ``of`` takes them from a module (or an object) that
+    names them ``install_hooks``, ``uninstall_hooks``, ``installed_hooks``."""
+
+    @classmethod
+    def of(cls, functions: _HookFunctions) -> HookInstaller:
+        return cls(functions.install_hooks, functions.uninstall_hooks, functions.installed_hooks)
 
     def __init__(
         self,

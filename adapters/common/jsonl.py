@@ -29,6 +29,8 @@ from agentspool.spool.files import regular_fd
 
 OnLines = Callable[[memoryview], None]
 
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+"""What a line that is not a record of the view raises: torn, corrupt, of another shape."""
 _decode_any = msgspec.json.Decoder(msgspec.Raw).decode
 
 

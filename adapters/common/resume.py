@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import msgspec
 
 from agentspool.adapters.common.drift import DriftCounter, check_first_lines
-from agentspool.adapters.common.jsonl import split_lines, whole_tail
+from agentspool.adapters.common.jsonl import DECODE_ERRORS, split_lines, whole_tail
 from agentspool.core.events import Event
 from agentspool.core.seam import Message, TranscriptFacts, Usage
 from agentspool.spool.files import regular_fd
@@ -79,7 +79,6 @@ class SavedParse(msgspec.Struct, gc=False):
 
 Saved = TypeVar("Saved", bound=SavedParse)
 _encode = msgspec.json.Encoder().encode
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
 def load_state(state: bytes, decode: Callable[[bytes], Saved], version: int) -> Saved | None:
@@ -126,7 +125,7 @@ class ParseState(RecordLog):
         read as far as it fits."""
         try:
             decoded = self._decode_block(block)
-        except _DECODE_ERRORS:
+        except DECODE_ERRORS:
             for raw in split_lines(block):
                 self.feed_line(raw)
             return

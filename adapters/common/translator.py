@@ -11,7 +11,7 @@ hook.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -31,6 +31,17 @@ class HookFields(msgspec.Struct):
 
 
 Payload = TypeVar("Payload", bound=msgspec.Struct)
+Base = dict[str, Any]
+"""The fields every event of a record shares: ``at``, ``source``, ``epoch``."""
+
+NOT_LOCATING = frozenset({"SessionEnd"})
+"""Hooks whose ``transcript_path`` is not the session going on: ``/clear``'s
+``SessionEnd`` names the one ending (its ``SessionStart`` names the next)."""
+
+
+def hook_base(record: SpoolRecord, epoch: str) -> Base:
+    """What every event of ``record`` says: when (the record's wall time), which hook."""
+    return {"at": record.wall_ns / 1e9, "source": f"hook:{record.event}", "epoch": epoch}
 
 
 class HookReader(Generic[Payload]):
@@ -53,3 +64,8 @@ class HookReader(Generic[Payload]):
         if record.event not in self.drift.checked and not record.truncated:
             self.drift.see(record.event, record.payload)
         return hook
+
+    def _locate(self, path: str, event: str, not_locating: frozenset[str] = NOT_LOCATING) -> None:
+        """The transcript a hook names is the run's, but for hooks ``not_locating``."""
+        if path and event not in not_locating:
+            self.transcript_path = path

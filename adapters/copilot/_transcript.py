@@ -30,8 +30,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.common.drift import DriftCounter
-from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.copilot._schema import EVENT_FIELDS
 from agentspool.core import events as ev
@@ -60,7 +59,6 @@ _IGNORED = frozenset(
         "human_response.recorded",
     }
 )
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
 class Record(msgspec.Struct, gc=False):
@@ -113,19 +111,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-class EventsParser:
+class EventsParser(LineParser):
     """Parse state for one ``events.jsonl``: ``feed`` blocks of complete lines in order."""
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.events: list[ev.Event] = []
-        self.usage = Usage()
-        self.session_id = ""
-        self.cwd = ""
-        self.cli_version = ""
+        super().__init__(EVENT_FIELDS)
         self.title = ""
-        self.corrupt = 0
-        self.drift = DriftCounter(EVENT_FIELDS)
         self._prompts = 0
         self._turn = ""
         self._final = False
@@ -135,15 +126,9 @@ class EventsParser:
         self._usage: tuple[Usage, str] | None = None
         """The latest model call's usage and model, until its message carries it."""
 
-    def feed(self, block: memoryview) -> None:
-        for raw in split_lines(block):
-            if not raw.strip():
-                continue
-            try:
-                record = _decode(raw)
-            except _DECODE_ERRORS:
-                self.corrupt += 1
-                continue
+    def feed_line(self, raw: bytes) -> None:
+        record = self._decoded(_decode, raw)
+        if record is not None:
             self._check(record, raw)
             self._record(record)
 

@@ -91,9 +91,7 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
         discovers_sessions=True,
     )
     executable: ClassVar[str] = "gemini"
-    installer: ClassVar[Installer | None] = HookInstaller(
-        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
-    )
+    installer: ClassVar[Installer | None] = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = lifecycle = ITSELF

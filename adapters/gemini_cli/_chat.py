@@ -49,13 +49,11 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.common.drift import DriftCounter
-from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.gemini_cli._records import (
     CANCELLED,
     CONTEXT_PREFIX,
-    DECODE_ERRORS,
     MESSAGE_TYPES,
     UPDATE_NOTICE,
     Line,
@@ -78,26 +76,20 @@ from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, Usage, Visibility
 
 
-class ChatParser:
+class ChatParser(LineParser):
     """Parse state for one chat file: ``feed`` blocks of complete lines in file order.
 
     ``lifecycle``: also derive the turn's lifecycle from the file (a transcript-only
     read); otherwise the hooks own it and the file adds only what they cannot see."""
 
     def __init__(self, *, lifecycle: bool = True) -> None:
+        super().__init__(CHAT_FIELDS)
+        # cli_version: the version the CLI's update notice names (a chat file names none else)
         self.lifecycle = lifecycle
-        self.messages: list[Message] = []
-        self.events: list[ev.Event] = []
-        self.usage = Usage()
-        self.session_id = ""
         self.agent_id = ""
         """The session id, when the file is a subagent's (``kind: "subagent"``)."""
         self.spawned: dict[str, str] = {}
         """Subagent session id → the ``invoke_agent`` call that ran it."""
-        self.cli_version = ""
-        """The version the CLI's update notice names (a chat file names none else)."""
-        self.corrupt = 0
-        self.drift = DriftCounter(CHAT_FIELDS)
         self._current: dict[str, None] = {}
         """The CLI's message map: its ids, in its order."""
         self._derived: dict[str, list[int]] = {}
@@ -119,17 +111,9 @@ class ChatParser:
         self._turn = ""
 
     # -- reading ---------------------------------------------------------------------
-    def feed(self, block: memoryview) -> None:
-        for raw in split_lines(block):
-            self.feed_line(raw)
-
     def feed_line(self, raw: bytes) -> None:
-        if not raw.strip():
-            return
-        try:
-            line = decode_line(raw)
-        except DECODE_ERRORS:
-            self.corrupt += 1
+        line = self._decoded(decode_line, raw)
+        if line is None:
             return
         if line.set is not None:
             self._check("$set", raw, lambda r: [f"$set.{k}" for k in member_keys(r, "$set")])

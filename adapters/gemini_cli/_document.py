@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from agentspool.adapters.common.jsonl import DECODE_ERRORS
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.gemini_cli._chat import ChatParser
 from agentspool.adapters.gemini_cli._records import MESSAGE_TYPES, Record, first_tool_call_keys
@@ -40,7 +41,6 @@ from agentspool.core import events as ev
 from agentspool.core.seam import Message
 from agentspool.spool.errors import TranscriptGoneError
 
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 SUMMARY_ID = "$summary"
 """The id of the record a document's ``summary`` becomes (no CLI id starts with ``$``)."""
 HEAD = 1 << 16
@@ -77,7 +77,7 @@ def session_id_in(data: bytes | memoryview) -> str:
     JSON object with a string ``sessionId`` and a ``messages`` list)."""
     try:
         identity = _decode_identity(data)
-    except _DECODE_ERRORS:
+    except DECODE_ERRORS:
         return ""
     if identity.messages is None or not identity.sessionId:
         return ""
@@ -101,7 +101,7 @@ def _first_member_session_id(head: bytes | memoryview) -> str:
         return ""
     try:
         return msgspec.json.decode(first.group(1), type=str)
-    except _DECODE_ERRORS:
+    except DECODE_ERRORS:
         return ""
 
 
@@ -132,7 +132,7 @@ class DocumentParser(ChatParser):
         """One version of the document, whole."""
         try:
             document = _decode_document(block)
-        except _DECODE_ERRORS:
+        except DECODE_ERRORS:
             document = None
         if document is None or document.messages is None:
             self.corrupt = 1  # torn, or not a chat document: the last version read stands
@@ -174,7 +174,7 @@ class DocumentParser(ChatParser):
         its record id (``""`` for a message that could not be read)."""
         try:
             record = _decode_record(raw)
-        except _DECODE_ERRORS:
+        except DECODE_ERRORS:
             self.corrupt += 1
             return ""
         if not record.id:

@@ -43,7 +43,6 @@ from agentspool.spool.read import SpoolRecord
 PERMISSION = "ToolPermission"
 # Hooks whose transcript_path is not the session going on: SessionEnd names the one
 # ending (before /clear's SessionStart names the next).
-_NOT_LOCATING = frozenset({"SessionEnd"})
 # Which tools a confirmation of each ``details.type`` can belong to (details name no call).
 _CONFIRMS = {
     "exec": (SHELL_TOOL,),
@@ -110,8 +109,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         if payload is None:
             return []
         name = record.event
-        if payload.transcript_path and name not in _NOT_LOCATING:
-            self.transcript_path = payload.transcript_path
+        self._locate(payload.transcript_path, name)
         handler = self._HOOKS.get(name)
         if handler is None:
             return []

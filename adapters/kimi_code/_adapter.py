@@ -49,9 +49,7 @@ class KimiCode(ParentAgentAdapter[HookTranslator, WireParser]):
         live_signals=True, install_scopes=("user",), discovers_sessions=True
     )
     executable: ClassVar[str] = "kimi"
-    installer: ClassVar[Installer | None] = HookInstaller(
-        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
-    )
+    installer: ClassVar[Installer | None] = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF

@@ -25,7 +25,7 @@ from typing import Any
 
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields
+from agentspool.adapters.common.translator import HookFields, hook_base
 from agentspool.adapters.kimi_code._schema import HOOK_FIELDS
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
@@ -70,11 +70,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         if hook is None:
             return []
         name = record.event
-        base: dict[str, Any] = {
-            "at": record.wall_ns / 1e9,
-            "source": f"hook:{name}",
-            "epoch": hook.session_id,
-        }
+        base = hook_base(record, hook.session_id)
         if name == "SessionEnd":
             if hook.session_id != self.session_id:
                 return []  # /clear ends the old session after the new one started

@@ -29,8 +29,8 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters.common.dialogs import question_dialog
-from agentspool.adapters.common.drift import DriftCounter
-from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.jsonl import DECODE_ERRORS
+from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.kimi_code._schema import IGNORED, WIRE_TYPES
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, Usage
@@ -49,7 +49,6 @@ PRESENTATION = {
     "Agent": "agent",
 }
 _OUTCOMES: dict[str, Any] = {"completed": "completed", "cancelled": "interrupted"}
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
 class _Record(msgspec.Struct, gc=False):
@@ -101,33 +100,21 @@ def approval_input(request: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-class WireParser:
+class WireParser(LineParser):
     """Parse state for one main agent's wire: ``feed`` blocks of complete lines."""
 
     def __init__(self, session_id: str) -> None:
+        super().__init__({})  # cli_version stays "": the wire names its protocol only
         self.session_id = session_id
-        self.messages: list[Message] = []
-        self.events: list[ev.Event] = []
-        self.usage = Usage()
-        self.cli_version = ""  # the wire names its protocol, not the CLI's version
-        self.corrupt = 0
-        self.drift = DriftCounter({})
         self._requests: dict[str, str] = {}
         """Open dialog id → the call it is about."""
         self._unpriced: Usage | None = None
         self._usages = 0
         self._model = ""
 
-    def feed(self, block: memoryview) -> None:
-        for raw in split_lines(block):
-            if raw.strip():
-                self.feed_line(raw)
-
     def feed_line(self, raw: bytes) -> None:
-        try:
-            record = _decode(raw)
-        except _DECODE_ERRORS:
-            self.corrupt += 1
+        record = self._decoded(_decode, raw)
+        if record is None:
             return
         kind = record.type
         if kind not in WIRE_TYPES:
@@ -286,6 +273,6 @@ def is_wire(path: str) -> bool:
     try:
         with open_regular(path) as fh:
             first = _decode(fh.readline(1 << 16))
-    except (OSError, *_DECODE_ERRORS):
+    except (OSError, *DECODE_ERRORS):
         return False
     return first.type == "metadata"

@@ -35,7 +35,8 @@ from typing import Any, Literal
 import msgspec
 
 from agentspool.adapters.common.dialogs import question_dialog
-from agentspool.adapters.common.drift import DriftCounter, object_keys
+from agentspool.adapters.common.drift import object_keys
+from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.opencode._schema import LOG_FIELDS, presentation
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, Usage, Visibility
@@ -201,20 +202,13 @@ class _Msg:
         self.records: list[str] = []
 
 
-class TranscriptParser:
+class TranscriptParser(LineParser):
     """One session's log, fed in blocks of whole lines (``feed``), in log order."""
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.events: list[ev.Event] = []
-        self.usage = Usage()
-        self.session_id = ""
+        super().__init__(LOG_FIELDS)
         self.agent_id = ""
         """The session's own id when it is a subagent's (it has a parent session)."""
-        self.cwd = ""
-        self.cli_version = ""
-        self.corrupt = 0
-        self.drift = DriftCounter(LOG_FIELDS)
         self._index: dict[str, int] = {}  # record id → position in messages
         self._msgs: dict[str, _Msg] = {}
         self._order: list[str] = []  # message ids, in order of first appearance

@@ -66,11 +66,7 @@ class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
         live_signals=True, install_scopes=("user",), discovers_sessions=True
     )
     executable: ClassVar[str] = "qwen"
-    installer: ClassVar[Installer | None] = HookInstaller(
-        _install.HOOKS.install_hooks,
-        _install.HOOKS.uninstall_hooks,
-        _install.HOOKS.installed_hooks,
-    )
+    installer: ClassVar[Installer | None] = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF

@@ -30,8 +30,9 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.common.drift import DriftCounter, object_keys
-from agentspool.adapters.common.jsonl import split_lines
+from agentspool.adapters.common.drift import object_keys
+from agentspool.adapters.common.jsonl import DECODE_ERRORS
+from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.qwen_code._schema import CHAT_FIELDS, SYSTEM_SUBTYPES
 from agentspool.core import events as ev
@@ -52,7 +53,6 @@ PRESENTATION = {
     "exit_plan_mode": "plan",
     "agent": "agent",
 }
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
 class _Tokens(msgspec.Struct, gc=False):
@@ -113,33 +113,19 @@ def _usage(tokens: _Tokens) -> Usage:
     )
 
 
-class ChatParser:
+class ChatParser(LineParser):
     """Parse state for one chat file: ``feed`` blocks of complete lines in file order."""
 
     def __init__(self, *, lifecycle: bool = True) -> None:
+        super().__init__(CHAT_FIELDS)
         self.lifecycle = lifecycle
-        self.messages: list[Message] = []
-        self.events: list[ev.Event] = []
-        self.usage = Usage()
-        self.session_id = ""
-        self.cwd = ""
-        self.cli_version = ""
-        self.corrupt = 0
-        self.drift = DriftCounter(CHAT_FIELDS)
         self.open_calls: dict[str, tuple[str, dict[str, Any]]] = {}
         """Call id → (tool, input) of the calls no result answered yet, oldest first."""
         self._turn = ""
 
-    def feed(self, block: memoryview) -> None:
-        for raw in split_lines(block):
-            if raw.strip():
-                self.feed_line(raw)
-
     def feed_line(self, raw: bytes) -> None:
-        try:
-            record = _decode(raw)
-        except _DECODE_ERRORS:
-            self.corrupt += 1
+        record = self._decoded(_decode, raw)
+        if record is None:
             return
         kind = record.type
         if kind not in CHAT_FIELDS:
@@ -269,7 +255,7 @@ def is_chat_file(path: str) -> bool:
         with open_regular(path) as fh:
             first = fh.readline(1 << 20)
         record = _decode(first)
-    except (OSError, *_DECODE_ERRORS):
+    except (OSError, *DECODE_ERRORS):
         return False
     return bool(record.sessionId) and record.type in CHAT_FIELDS and b'"provenance"' in first
 

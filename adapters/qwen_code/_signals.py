@@ -29,7 +29,7 @@ import msgspec
 from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields
+from agentspool.adapters.common.translator import Base, HookFields, hook_base
 from agentspool.adapters.qwen_code._schema import HOOK_FIELDS
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
@@ -39,9 +39,6 @@ from agentspool.spool.read import SpoolRecord
 
 QUESTION_TOOL = "ask_user_question"
 SHELL_TOOL = "run_shell_command"
-_NOT_LOCATING = frozenset({"SessionEnd"})
-"""Hooks whose transcript_path is not the session going on: ``/clear``'s SessionEnd names
-the one ending (its SessionStart names the next)."""
 
 
 class _BatchCall(msgspec.Struct):
@@ -78,7 +75,7 @@ def _input_of(tool_input: Any) -> dict[str, Any]:
     return tool_input if isinstance(tool_input, dict) else {}
 
 
-Handler = Callable[["HookTranslator", HookPayload, dict[str, Any]], list[ev.Event]]
+Handler = Callable[["HookTranslator", HookPayload, Base], list[ev.Event]]
 
 
 class HookTranslator(ParentAgentHooks[HookPayload]):
@@ -94,29 +91,23 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         if hook is None:
             return []
         name = record.event
-        if hook.transcript_path and name not in _NOT_LOCATING:
-            self.transcript_path = hook.transcript_path
+        self._locate(hook.transcript_path, name)
         handler = self._HOOKS.get(name)
         if handler is None:
             return []
-        base: dict[str, Any] = {
-            "at": record.wall_ns / 1e9,
-            "source": f"hook:{name}",
-            "epoch": hook.session_id,
-        }
-        return handler(self, hook, base)
+        return handler(self, hook, hook_base(record, hook.session_id))
 
-    def _session_start(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _session_start(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         self._turn, self._asked = "", None
         return [ev.SessionStarted(how=hook.source or "startup", **base)]
 
-    def _prompt(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _prompt(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         if not hook.prompt or not hook.prompt_id:
             return []  # a continuation after tool results, inside the same turn
         self._turn = hook.prompt_id
         return [ev.TurnStarted(turn_id=hook.prompt_id, **base)]
 
-    def _permission(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _permission(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         tool_input = _input_of(hook.tool_input)
         self._asked = _Asked(hook.tool_name, tool_input)
         question = hook.tool_name == QUESTION_TOOL
@@ -131,7 +122,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
             )
         ]
 
-    def _pre_tool(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _pre_tool(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         out = self._answered(hook.tool_name, _input_of(hook.tool_input), base)
         out.append(
             ev.ToolStarted(
@@ -140,28 +131,28 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         )
         return out
 
-    def _post_tool(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _post_tool(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         return [ev.ToolFinished(turn_id=self._turn, tool_use_id=hook.tool_call_id, **base)]
 
-    def _post_batch(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _post_batch(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         out: list[ev.Event] = []
         for call in hook.tool_calls:
             out += self._answered(call.tool_name, _input_of(call.tool_input), base)
             out.append(ev.ToolFinished(turn_id=self._turn, tool_use_id=call.tool_call_id, **base))
         return out
 
-    def _notification(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _notification(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         if hook.notification_type != "idle_prompt":
             return []
         return self._stopped("", "completed", base)
 
-    def _stop(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _stop(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         return self._stopped(hook.prompt_id, "completed", base)
 
-    def _stop_failure(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _stop_failure(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         return self._stopped(hook.prompt_id, "failed", base)
 
-    def _session_end(self, hook: HookPayload, base: dict[str, Any]) -> list[ev.Event]:
+    def _session_end(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         self._turn, self._asked = "", None
         if hook.reason == "clear":
             return []  # the next SessionStart opens the fresh conversation
@@ -181,9 +172,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         "SessionEnd": _session_end,
     }
 
-    def _answered(
-        self, tool_name: str, tool_input: dict[str, Any], base: dict[str, Any]
-    ) -> list[ev.Event]:
+    def _answered(self, tool_name: str, tool_input: dict[str, Any], base: Base) -> list[ev.Event]:
         """The open permission request, if this call is the one it asked about."""
         asked = self._asked
         if asked is None or asked.tool_name != tool_name or asked.tool_input != tool_input:
@@ -191,7 +180,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         self._asked = None
         return [ev.InputResolved(**base)]
 
-    def _stopped(self, turn: str, outcome: Any, base: dict[str, Any]) -> list[ev.Event]:
+    def _stopped(self, turn: str, outcome: Any, base: Base) -> list[ev.Event]:
         self._turn, self._asked = "", None
         return [ev.InputResolved(**base), ev.TurnStopped(turn_id=turn, outcome=outcome, **base)]
 
