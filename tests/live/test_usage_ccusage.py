@@ -35,6 +35,8 @@ pytestmark = [
 
 Tokens = tuple[int, int, int, int]
 """Input (neither read from nor written to the cache), output, cache read, cache write."""
+TOKEN_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens")
+"""The same four in ccusage's rows."""
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -60,20 +62,21 @@ def _run(argv: list[str], root: Path) -> dict:
     return found
 
 
-def ccusage(root: Path) -> dict[tuple[str, str], Tokens]:
-    """(provider, session id) → tokens, as ccusage reports its sessions."""
+CLAUDE_AND_CODEX = (("claude", "claude-code"), ("codex", "codex"))
+
+
+def ccusage(
+    root: Path, commands: tuple[tuple[str, str], ...] = CLAUDE_AND_CODEX
+) -> dict[tuple[str, str], Tokens]:
+    """(provider, session id) → tokens, as ccusage reports its sessions (``commands``:
+    ccusage's command for each provider)."""
     found: dict[tuple[str, str], Tokens] = {}
-    for command, provider in (("claude", "claude-code"), ("codex", "codex")):
+    for command, provider in commands:
         report = _run([str(CCUSAGE), command, "session", "--json", "--offline"], root)
         for row in report["sessions"]:
             # Codex sessions are named by the rollout's path; the thread id ends its name.
             key = row["sessionFile"][-36:] if provider == "codex" else row["sessionId"]
-            found[provider, key] = (
-                row["inputTokens"],
-                row["outputTokens"],
-                row["cacheReadTokens"],
-                row["cacheCreationTokens"],
-            )
+            found[provider, key] = tuple(row[k] for k in TOKEN_KEYS)  # type: ignore[assignment]
     return found
 
 
@@ -149,3 +152,56 @@ def test_every_session_of_the_generated_corpus_agrees_but_a_fork_sorting_first(
     assert ours["claude-code", corpus.LEGACY] == (83, 63, 2050, 1350)
     assert ours["codex", corpus.CODEX_MAIN] == (5000, 560, 32500, 0)
     assert ours["codex", corpus.CODEX_CHILD] == (3000, 90, 0, 0)
+
+
+GEMINI_SUBAGENT = ("436a180d-640b-49bd-aec4-ea4c08c0265d", "91b12aed-2135-48fc-b282-c6728859eed5")
+"""tui-subagent's session and the subagent it ran, in a chat file of its own."""
+
+
+def _lay_out_newer_captures(home: Path) -> None:
+    """Gemini CLI's, Qwen Code's and Kimi Code's captures where each CLI keeps them under
+    ``HOME`` (each tool's default: neither is told another place)."""
+    for chats in sorted(CAPTURES.glob("gemini-cli/*/chats")):
+        shutil.copytree(chats, home / ".gemini" / "tmp" / chats.parent.name / "chats")
+    for chats in sorted(CAPTURES.glob("qwen-code/*/chats")):
+        shutil.copytree(chats, home / ".qwen" / "projects" / f"-{chats.parent.name}" / "chats")
+    for chats in sorted(CAPTURES.glob("kimi-code/*/chats")):
+        shutil.copytree(chats, home / ".kimi-code", dirs_exist_ok=True)
+
+
+def test_gemini_qwen_and_kimi_captures_agree_but_for_the_documented_rules(
+    tmp_path: Path,
+) -> None:
+    """docs/adr/0026-usage-against-ccusage.md, "The providers after Claude Code and
+    Codex": Kimi Code's sessions agree; Gemini CLI's output holds the thoughts ccusage
+    leaves out, and a subagent's chat file counts in its parent's session; Qwen Code's
+    input is what the cache did not hold, where ccusage counts the whole prompt."""
+    _lay_out_newer_captures(tmp_path / "home")
+    commands = (("gemini", "gemini-cli"), ("qwen", "qwen-code"), ("kimi", "kimi-code"))
+    theirs = ccusage(tmp_path, commands)
+    ours = agentspool_usage(tmp_path)
+    # ccusage's Gemini CLI totalTokens holds the thoughts its outputTokens leaves out.
+    gemini = _run([str(CCUSAGE), "gemini", "session", "--json", "--offline"], tmp_path)
+    thoughts = {
+        row["sessionId"]: row["totalTokens"] - sum(row[k] for k in TOKEN_KEYS)
+        for row in gemini["sessions"]
+    }
+    assert all(thoughts.values())  # every scripted answer thinks: the rule is exercised
+
+    def ours_for(provider: str, key: str) -> Tokens:
+        inp, out, read, write = theirs[provider, key]
+        if provider == "gemini-cli":
+            return inp, out + thoughts[key], read, write
+        if provider == "qwen-code":
+            return inp - read, out, read, write
+        return inp, out, read, write
+
+    expected = {key: ours_for(*key) for key in theirs}
+    parent, child = (("gemini-cli", key) for key in GEMINI_SUBAGENT)
+    folded = zip(expected[parent], expected.pop(child), strict=True)
+    expected[parent] = tuple(a + b for a, b in folded)  # type: ignore[assignment]
+
+    assert differences(ours, expected) == {}
+    assert {provider for provider, _ in ours} == {"gemini-cli", "qwen-code", "kimi-code"}
+    assert len([k for k in theirs if k[0] == "kimi-code"]) == 2  # /clear: two sessions
+    assert sum(t[2] for t in ours.values()) > 0  # the cache reads were read
