@@ -117,6 +117,7 @@ MessageKind = Literal[
     "subagent",
     "compaction",
 ]
+Role = Literal["user", "assistant", "system", "tool"]
 
 
 class Message(msgspec.Struct, kw_only=True, gc=False):
@@ -135,7 +136,7 @@ class Message(msgspec.Struct, kw_only=True, gc=False):
     id: str
     """Stable, unique within the transcript identity (provider uuid, call id, …)."""
     kind: MessageKind
-    role: Literal["user", "assistant", "system", "tool"]
+    role: Role
     text: str = ""
     timestamp: str = ""
     visibility: Visibility = "visible"

@@ -26,9 +26,8 @@ from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.resume import ParseState
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, MessageKind
+from agentspool.core.seam import Message, MessageKind, Role
 
-Role = Literal["user", "assistant", "system", "tool"]
 Outcome = Literal["completed", "interrupted", "failed"]
 
 

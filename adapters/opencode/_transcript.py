@@ -39,9 +39,8 @@ from agentspool.adapters.common.drift import object_keys
 from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.opencode._schema import LOG_FIELDS, presentation
 from agentspool.core import events as ev
-from agentspool.core.seam import Message, MessageKind, Usage, Visibility
+from agentspool.core.seam import Message, MessageKind, Role, Usage, Visibility
 
-Role = Literal["user", "assistant", "system", "tool"]
 QUESTION_TOOL = "question"
 REJECTED = "The user rejected permission to use this specific tool call."
 DISMISSED = "The user dismissed this question"
