@@ -144,6 +144,11 @@ def test_sweep_without_yes_only_reports(three_runs, capsys):
         assert sorted(n for n in os.listdir(three_runs) if not n.startswith(".")) == ["a", "b", "c"]
 
 
+def test_sweep_of_nothing_names_no_runs(tmp_path, capsys):
+    assert main(["sweep", "--runtime-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["would remove 0", "kept 0, busy 0"]
+
+
 def test_sweep_default_min_idle_spares_fresh_runs(three_runs, capsys):
     assert main(["sweep", "--runtime-dir", three_runs, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -52,8 +52,13 @@ def run(args: argparse.Namespace) -> int:
         print_json(asdict(report))
         return options.EXIT_OK
     verb = "would remove" if dry_run else "removed"
-    print(f"{verb} {len(report.removed)}: {' '.join(report.removed)}".rstrip())
-    print(f"kept {len(report.kept)}, busy {len(report.busy)}: {' '.join(report.busy)}".rstrip())
+    print(_listed(f"{verb} {len(report.removed)}", report.removed))
+    print(_listed(f"kept {len(report.kept)}, busy {len(report.busy)}", report.busy))
     if dry_run and report.removed:
         print("agentspool sweep --yes removes them")
     return options.EXIT_OK
+
+
+def _listed(head: str, runs: list[str]) -> str:
+    """``head: run run …``, or ``head`` alone when there is no run to name."""
+    return f"{head}: {' '.join(runs)}" if runs else head
