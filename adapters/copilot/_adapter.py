@@ -26,30 +26,21 @@ from typing import ClassVar
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.spooled import (
-    HookSpool,
     Live,
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    TranslatedSpool,
     agent_watched,
+    ended_if_gone,
     translated_live,
 )
 from agentspool.adapters.copilot import _install, _lifecycle, _signals
 from agentspool.adapters.copilot._transcript import EventsParser
 from agentspool.core.events import Event
-from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import Capabilities, Installer, Spawn, Trust
 
-
-class _SpoolView(HookSpool[_signals.HookTranslator]):
-    def __init__(self, run_dir: str) -> None:
-        super().__init__(run_dir, _signals.HookTranslator)
-
-    def liveness(self) -> list[Event]:
-        """Not kept: a dead copilot process ends whatever its hooks left open."""
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
+_SpoolView = TranslatedSpool[_signals.HookTranslator]
 
 
 class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
@@ -72,7 +63,7 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
         return _lifecycle.setup(run_id, runtime_dir)
 
     def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return _SpoolView(run.run_dir)
+        return TranslatedSpool(run.run_dir, _signals.HookTranslator())
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
@@ -83,7 +74,8 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
         return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
+        # Not kept: a dead copilot process ends whatever its hooks left open.
+        return translated_live(spool.translator, ended_if_gone(spool.translator))
 
     def _spool_events(
         self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: EventsParser | None
