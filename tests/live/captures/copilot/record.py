@@ -70,8 +70,8 @@ class Capture:
         self.keep("session-state")
         self.srv.dump(str(self.out / "requests.jsonl"))
         self.srv.stop()
-        if self.log.exists():
-            (self.out / "hooks.jsonl").write_text(self._private(self.log.read_text()))
+        hooks = self.log.read_text() if self.log.exists() else ""  # none: nothing armed
+        (self.out / "hooks.jsonl").write_text(self._private(hooks))
         self.write_notes()
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -114,10 +114,33 @@ class Capture:
             time.sleep(0.1)
         self.note(f"hook {event} x{count}")
 
-    def start(self) -> tmux.Pane:
-        self.pane = copilot.start_tui(self.home, extra_args=["--plugin-dir", str(self.plugin)])
-        self.note("TUI ready")
+    def start(self, *, armed: bool = True) -> tmux.Pane:
+        """The TUI; ``armed=False``: as a person starts it, no plugin, no hook at all."""
+        args = ["--plugin-dir", str(self.plugin)] if armed else []
+        self.pane = copilot.start_tui(self.home, extra_args=args)
+        self.note("TUI ready" + ("" if armed else " (no hooks)"))
         return self.pane
+
+    def files(self, checkpoint: str) -> None:
+        """``files-<checkpoint>.txt``: every session dir's entries (pids written ``<pid>``),
+        and which process the pid of an ``inuse.<pid>.lock`` is."""
+        assert self.pane is not None
+        loader = copilot.pid(self.pane)
+        lines = []
+        for folder in self.home.session_dirs():
+            for entry in sorted(folder.iterdir()):
+                name = entry.name
+                if name.startswith("inuse."):
+                    pid = int(name.split(".")[1])
+                    name = name.replace(str(pid), "<pid>")
+                    parent = _parent(pid)
+                    what = "child of the loader tmux runs" if parent == loader else f"ppid {parent}"
+                    content = entry.read_text().replace(str(pid), "<pid>")
+                    lines.append(f"{folder.name}/{name}  content={content!r}  ({what})")
+                else:
+                    lines.append(f"{folder.name}/{name}")
+        text = "\n".join(lines) + "\n"
+        (self.out / f"files-{checkpoint}.txt").write_text(text.replace(str(loader), "<loader>"))
 
     def submit(self, text: str) -> None:
         assert self.pane is not None
@@ -159,6 +182,14 @@ class Capture:
             "",
         ]
         (self.out / "notes.md").write_text(self._private("\n".join(body)))
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _approval(name: str, key: str, after: Callable[[Capture], None]) -> None:
@@ -239,6 +270,41 @@ def tui_clear() -> None:
         cap.exit()
 
 
+def tui_unarmed() -> None:
+    """Started by hand with no hook armed: what Copilot keeps on its own (session dirs,
+    their ``inuse.<pid>.lock``) through a prompt, an approval, ``/clear`` and ``/exit``."""
+    replies = [cs.tool_call("bash", BASH), cs.text("Done: wrote out.txt."), cs.text("Fresh.")]
+    with Capture("tui-unarmed", replies) as cap:
+        cap.start(armed=False)
+        time.sleep(1.0)
+        cap.files("started")
+        cap.submit("please write out.txt")
+        cap.wait_screen(lambda s: copilot.PERMISSION_MARKER in s, "the permission dialog")
+        cap.checkpoint("dialog")
+        cap.files("dialog")
+        time.sleep(0.5)
+        cap.press("Enter")
+        cap.wait_screen(lambda s: "Done: wrote out.txt." in s, "the answer")
+        cap.wait_screen(lambda s: copilot.BUSY_MARKER not in s, "the turn over")
+        cap.checkpoint("idle")
+        cap.submit("/clear")
+        cap.wait_screen(lambda s: "Started a fresh session" in s, "the fresh session")
+        time.sleep(1.0)
+        cap.files("cleared")
+        cap.submit("second prompt")
+        cap.wait_screen(lambda s: "Fresh." in s, "the second answer")
+        cap.checkpoint("second-idle")
+        cap.files("second-idle")
+        cap.submit("/exit")
+        copilot.wait_exited(cap.pane)
+        cap.note("the CLI exited")
+        time.sleep(0.5)
+        lines = [str(p.relative_to(cap.home.copilot_dir)) for p in cap.home.session_dirs()]
+        for folder in cap.home.session_dirs():
+            lines += [f"{folder.name}/{e.name}" for e in sorted(folder.iterdir())]
+        (cap.out / "files-exit.txt").write_text("\n".join(lines) + "\n")
+
+
 def print_denied() -> None:
     with Capture("print-denied", [cs.tool_call("bash", BASH), cs.text("Could not run it.")]) as cap:
         done = copilot.run_print(
@@ -257,6 +323,7 @@ SCENARIOS = {
     "tui-interrupt": tui_interrupt,
     "tui-clear": tui_clear,
     "print-denied": print_denied,
+    "tui-unarmed": tui_unarmed,
 }
 
 
