@@ -6,15 +6,19 @@ private ``COPILOT_HOME``, offline, no login), waits until the CLI *shows* a stat
 screen, then requires ``read_chat`` to compose that state within 1 s: the permission
 dialog, approved, denied with Esc (no hook fires), the question form, ``/clear`` (the
 new session, ``seq`` from 1), ``/exit`` (ended), and ``-p`` (asked and denied by itself:
-never a wait).
+never a wait). Then runs a person starts by hand (no ``setup``): found by ``list_runs``
+through the hooks ``agentspool install`` put in the private ``COPILOT_HOME``, and with no
+hook at all through the session files the CLI keeps.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from harness import chat_server as cs
@@ -22,7 +26,7 @@ from harness import copilot, tmux
 from harness.checkpoints import is_idle_after_turn
 
 import agentspool
-from agentspool import Chat, read_chat
+from agentspool import Chat, RunSummary, read_chat
 
 pytestmark = [
     pytest.mark.live,
@@ -39,6 +43,21 @@ ASK = {
     "message": "Which color do you prefer?",
     "requestedSchema": {"properties": {"color": {"type": "string", "enum": ["Red", "Blue"]}}},
 }
+
+
+T = TypeVar("T")
+
+
+def _within(read: Callable[[], T], predicate: Callable[[T], bool], what: str, pane: tmux.Pane) -> T:
+    """Within ``WITHIN`` s of the screen showing it, the read says so too."""
+    deadline = time.monotonic() + WITHIN
+    while True:
+        found = read()
+        if predicate(found):
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: read {found!r:.3000}\n{pane.screen()}")
+        time.sleep(0.05)
 
 
 class Run:
@@ -66,16 +85,8 @@ class Run:
         self.pane.wait_until(predicate, SHOWN)
 
     def composes(self, predicate: Callable[[Chat], bool], what: str) -> Chat:
-        """Within ``WITHIN`` s of the screen showing it, the read says so too."""
-        deadline = time.monotonic() + WITHIN
-        while True:
-            chat = self.read()
-            if predicate(chat):
-                return chat
-            if time.monotonic() > deadline:
-                screen = self.pane.screen() if self.pane else ""
-                raise AssertionError(f"{what}: read {chat.state}/{chat.activity}\n{screen}")
-            time.sleep(0.05)
+        assert self.pane is not None
+        return _within(self.read, predicate, what, self.pane)
 
     def close(self) -> None:
         self.home.cleanup()
@@ -170,3 +181,139 @@ def test_print_mode_is_asked_and_denied_by_itself(
     chat = run.read()
     assert chat.state == "ended" and chat.pending_approval is None
     assert chat.messages[-1].text == "Could not run it."
+
+
+# -- started by hand ---------------------------------------------------------------------
+
+
+class ByHand:
+    """A copilot TUI a person starts: no ``setup``, no argument or variable of ours. The
+    CLI's home is this process's ``COPILOT_HOME`` too (where discovery looks); the
+    runtime dir is the one installed hooks fall back to under the CLI's ``TMPDIR``."""
+
+    def __init__(self, root: Path, replies: list[cs.Reply], monkeypatch: pytest.MonkeyPatch):
+        self.srv = cs.ChatServer(replies).start()
+        self.home = copilot.make_home(self.srv.base_url, root)
+        monkeypatch.setenv("COPILOT_HOME", str(self.home.copilot_dir))
+        self.runtime = str(self.home.root / "tmp" / f"agentspool-{os.getuid()}")
+        self.pane: tmux.Pane | None = None
+
+    def start(self) -> tmux.Pane:
+        self.pane = copilot.start_tui(self.home)
+        return self.pane
+
+    def listed(self, predicate: Callable[[RunSummary], bool], what: str) -> RunSummary:
+        """The one copilot run ``list_runs`` lists, once it satisfies ``predicate``
+        (within ``WITHIN`` s of the screen showing it)."""
+        assert self.pane is not None
+
+        def only() -> RunSummary | None:
+            found = [
+                r
+                for r in agentspool.list_runs(self.runtime, include_ended=True)
+                if r.provider == "copilot"
+            ]
+            return found[0] if len(found) == 1 else None
+
+        run = _within(only, lambda r: r is not None and predicate(r), what, self.pane)
+        assert run is not None
+        return run
+
+    def close(self) -> None:
+        self.home.cleanup()
+        self.srv.stop()
+
+
+@pytest.fixture
+def by_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[list[cs.Reply]], ByHand]]:
+    made: list[ByHand] = []
+
+    def make(replies: list[cs.Reply]) -> ByHand:
+        made.append(ByHand(tmp_path / f"h{len(made)}", replies, monkeypatch))
+        return made[-1]
+
+    yield make
+    for run in made:
+        run.close()
+
+
+def _approval_listed(run: RunSummary) -> bool:
+    approval = run.pending_approval
+    return run.state == "needs_input" and approval is not None and approval.tool_name == "bash"
+
+
+def _native_copilot(pane: tmux.Pane) -> int:
+    """The native copilot the npm loader (the pane's process) starts: it runs the hooks."""
+    loader = copilot.pid(pane)
+    children = Path(f"/proc/{loader}/task/{loader}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+def test_started_by_hand_after_install_is_listed_with_its_approval(
+    by_hand: Callable[[list[cs.Reply]], ByHand],
+) -> None:
+    run = by_hand([cs.tool_call("bash", BASH), cs.text("Done: wrote out.txt.")])
+    hooks_dir = run.home.copilot_dir / "hooks"
+    assert not hooks_dir.exists()
+    agentspool.install("copilot", "user", directory=str(run.home.copilot_dir))
+    pane = run.start()
+    copilot.submit(pane, "please write out.txt")
+    pane.wait_until(lambda s: copilot.PERMISSION_MARKER in s, SHOWN)
+    waiting = run.listed(_approval_listed, "the permission dialog")
+    pid = _native_copilot(pane)
+    assert (waiting.pid, waiting.cwd, waiting.title) == (
+        pid,
+        str(run.home.cwd),
+        "please write out.txt",
+    )
+    assert waiting.run_id.startswith(f"copilot-{pid}-")
+    assert waiting.pending_approval is not None
+    assert waiting.pending_approval.tool_input.get("command") == "echo hi > out.txt"
+    time.sleep(0.5)  # a confirm key the moment the dialog draws can be dropped
+    pane.send_keys("Enter")
+    pane.wait_until(lambda s: "Done: wrote out.txt." in s and _dialog_gone(s), SHOWN)
+    idle = run.listed(
+        lambda r: r.state == "needs_input" and r.pending_approval is None, "idle after the turn"
+    )
+    assert idle.run_id == waiting.run_id and Path(idle.transcript_path).is_file()
+    copilot.submit(pane, "/exit")
+    copilot.wait_exited(pane)
+    gone = run.listed(lambda r: r.state == "ended", "ended after /exit")
+    assert gone.run_id == waiting.run_id
+    agentspool.uninstall("copilot", "user", directory=str(run.home.copilot_dir))
+    assert not hooks_dir.exists()  # made by install, so taken out with our file
+
+
+def test_started_by_hand_with_no_hook_is_discovered_from_its_session_files(
+    by_hand: Callable[[list[cs.Reply]], ByHand],
+) -> None:
+    """Nothing armed: the session's ``events.jsonl`` and its ``inuse.<pid>.lock``."""
+    run = by_hand([cs.tool_call("bash", BASH), cs.text("Done: wrote out.txt.")])
+    pane = run.start()
+    copilot.submit(pane, "please write out.txt")
+    pane.wait_until(lambda s: copilot.PERMISSION_MARKER in s, SHOWN)
+    waiting = run.listed(_approval_listed, "the permission dialog")
+    assert (waiting.run_id, waiting.pid) == ("", _native_copilot(pane))
+    assert waiting.session_id and waiting.cwd == str(run.home.cwd)
+    time.sleep(0.5)
+    pane.send_keys("Enter")
+    pane.wait_until(lambda s: "Done: wrote out.txt." in s and _dialog_gone(s), SHOWN)
+    idle = run.listed(
+        lambda r: r.state == "needs_input" and r.pending_approval is None, "idle after the turn"
+    )
+    assert idle.session_id == waiting.session_id
+    copilot.submit(pane, "/exit")
+    copilot.wait_exited(pane)
+    # The lock left with the process: no live process holds the session, so the live
+    # listing drops it (a session no hook saw is never read as ended from its file).
+    _within(
+        lambda: [r for r in agentspool.list_runs(run.runtime) if r.provider == "copilot"],
+        lambda runs: runs == [],
+        "not live after /exit",
+        pane,
+    )
+    (after,) = agentspool.list_runs(run.runtime, include_ended=True)
+    assert (after.session_id, after.pid) == (waiting.session_id, 0)
