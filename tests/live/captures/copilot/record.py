@@ -15,7 +15,6 @@ Each scenario writes ``<this dir>/<scenario>/``:
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sys
 import tempfile
@@ -28,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
-from harness import copilot, tmux  # noqa: E402
+from harness import copilot, recording, tmux  # noqa: E402
 
 BASH = {"command": "echo hi > out.txt", "description": "Run a mock command"}
 ASK = {
@@ -40,19 +39,13 @@ ASK = {
 }
 
 
-class Capture:
+class Capture(recording.Recording):
     def __init__(self, name: str, replies: list[cs.Reply]) -> None:
-        self.name = name
-        self.out = HERE / name
+        super().__init__(name, HERE / name)
         self.replies = replies
-        self.lines: list[str] = []
-        self.pane: tmux.Pane | None = None
-        self.t0 = time.time()
 
     def __enter__(self) -> Capture:
-        if self.out.is_dir():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
+        super().__enter__()
         self.root = Path(tempfile.mkdtemp(prefix=f"copcap-{self.name}-"))
         self.srv = cs.ChatServer(self.replies).start()
         self.home = copilot.make_home(self.srv.base_url, self.root)
@@ -61,32 +54,26 @@ class Capture:
         return self
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if exc is not None:
-            self.note("FAILED: " + "".join(traceback.format_exception(exc)).strip())  # type: ignore[arg-type]
-            if self.pane is not None:
-                with contextlib.suppress(Exception):
-                    self.shot("failure")
+        self.failed(exc)
         self.home.cleanup(keep=True)
         self.keep("session-state")
         self.srv.dump(str(self.out / "requests.jsonl"))
         self.srv.stop()
         hooks = self.log.read_text() if self.log.exists() else ""  # none: nothing armed
-        (self.out / "hooks.jsonl").write_text(self._private(hooks))
-        self.write_notes()
+        (self.out / "hooks.jsonl").write_text(self.private(hooks))
+        events = [h["event"] for h in copilot.read_hook_log(self.log)]
+        requests = [
+            f"{r.seq}:{r.kind} -> {r.reply_label}" for r in self.srv.requests if r.kind != "other"
+        ]
+        self.write_notes(
+            [
+                f"Hooks fired, in order: {', '.join(events)}",
+                "",
+                f"Requests: {'; '.join(requests)}",
+                "",
+            ]
+        )
         shutil.rmtree(self.root, ignore_errors=True)
-
-    def _private(self, text: str) -> str:
-        return text.replace(str(self.root), "$ROOT")
-
-    def note(self, text: str) -> None:
-        self.lines.append(f"- t+{time.time() - self.t0:6.2f}s {text}")
-
-    def shot(self, checkpoint: str) -> str:
-        assert self.pane is not None
-        screen = self.pane.screen()
-        (self.out / f"screen-{checkpoint}.txt").write_text(self._private(screen))
-        self.note(f"screen `{checkpoint}`")
-        return screen
 
     def keep(self, folder: str) -> None:
         """The transcripts (and, at a checkpoint, the open-sessions file) as they are now."""
@@ -147,11 +134,6 @@ class Capture:
         copilot.submit(self.pane, text)
         self.note(f"typed {text!r} + Enter")
 
-    def press(self, *keys: str) -> None:
-        assert self.pane is not None
-        self.pane.send_keys(*keys)
-        self.note(f"pressed {' '.join(keys)}")
-
     def wait_screen(self, predicate: Callable[[str], bool], what: str) -> None:
         assert self.pane is not None
         self.pane.wait_until(predicate, 60)
@@ -163,25 +145,6 @@ class Capture:
         self.wait_hook("sessionEnd", self.hooks("sessionEnd") + 1)
         copilot.wait_exited(self.pane)
         self.note("the CLI exited")
-
-    def write_notes(self) -> None:
-        hooks = [h["event"] for h in copilot.read_hook_log(self.log)]
-        requests = [
-            f"{r.seq}:{r.kind} -> {r.reply_label}" for r in self.srv.requests if r.kind != "other"
-        ]
-        body = [
-            f"# {self.name}",
-            "",
-            *self.lines,
-            "",
-            "## Evidence summary",
-            "",
-            f"Hooks fired, in order: {', '.join(hooks)}",
-            "",
-            f"Requests: {'; '.join(requests)}",
-            "",
-        ]
-        (self.out / "notes.md").write_text(self._private("\n".join(body)))
 
 
 def _parent(pid: int) -> int:
@@ -313,7 +276,7 @@ def print_denied() -> None:
             extra_args=["--plugin-dir", str(cap.plugin), "--output-format", "json"],
         )
         cap.note(f"copilot -p exited {done.returncode}")
-        (cap.out / "stdout.jsonl").write_text(cap._private(done.stdout))
+        (cap.out / "stdout.jsonl").write_text(cap.private(done.stdout))
 
 
 SCENARIOS = {
