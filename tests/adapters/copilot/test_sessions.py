@@ -125,3 +125,19 @@ def test_session_at_names_every_captured_transcript(tmp_path: Path) -> None:
     other = tmp_path / "events.jsonl"
     other.write_text('{"type": "user.message", "data": {}}\n')
     assert adapter.session_at(str(other)) is None
+
+
+def test_a_watcher_sees_the_session_move_from_its_approval_to_idle(
+    home: Path, copilot_process: int
+) -> None:
+    """``watch`` and ``serve`` poll: the session's file grew, so it is read again."""
+    time.sleep(0.05)
+    folder = _lay_out(home, _session_of("dialog"), copilot_process)
+    first = agentspool.poll_runs()
+    (key,) = first.listed
+    assert first.runs[key].pending_approval is not None
+    assert agentspool.poll_runs(first).changed == []  # nothing moved: nothing read
+    shutil.copyfile(_session_of("idle"), folder / "events.jsonl")
+    moved = agentspool.poll_runs(first)
+    assert moved.changed == [key]
+    assert (moved.runs[key].state, moved.runs[key].pending_approval) == ("needs_input", None)
