@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -103,11 +102,7 @@ class CodexHome:
 
     def cleanup(self, *, keep: bool = False) -> None:
         """Kill every tmux server started for this home, then delete the root."""
-        for p in self.panes:
-            kill_pane(p)
-        self.panes.clear()
-        if not keep:
-            shutil.rmtree(self.root, ignore_errors=True)
+        homes.cleanup(self.panes, self.root, keep=keep, kill=kill_pane)
 
     def __enter__(self) -> CodexHome:
         return self

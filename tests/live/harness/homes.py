@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,11 +35,23 @@ class CliHome:
     panes: list[tmux.Pane] = field(default_factory=list)
 
     def cleanup(self, *, keep: bool = False) -> None:
-        for pane in self.panes:
-            kill_pane(pane)
-        self.panes.clear()
-        if not keep:
-            shutil.rmtree(self.root, ignore_errors=True)
+        cleanup(self.panes, self.root, keep=keep)
+
+
+def cleanup(
+    panes: list[tmux.Pane],
+    root: Path,
+    *,
+    keep: bool = False,
+    kill: Callable[[tmux.Pane], None] | None = None,
+) -> None:
+    """Kill every pane started for a home (``kill``: the CLI's own way; default
+    ``kill_pane``), then delete its root (unless ``keep``)."""
+    for pane in panes:
+        (kill or kill_pane)(pane)
+    panes.clear()
+    if not keep:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def git_init(home: CliHome) -> None:
