@@ -79,7 +79,8 @@ def _agent(module: str, command: str, env: dict[str, str], cwd: Path) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("module", "provider"), [("claude_code", "claude-code"), ("codex", "codex")]
+    ("module", "provider"),
+    [("claude_code", "claude-code"), ("codex", "codex"), ("copilot", "copilot")],
 )
 def test_an_agent_started_by_hand_declares_for_its_own_run(module, provider, env, tmp_path):
     said = _agent(module, f"{LIFECYCLE} blocked --reason 'needs the API key'", env, tmp_path)
@@ -225,6 +226,53 @@ def test_a_person_at_another_terminal_declares_while_a_subagent_runs_one(
         agent.wait()
     chat = agentspool.read_chat("claude-code", "parent-run", runtime_dir, ended=True)
     assert (chat.task_state, chat.task_reason) == ("blocked", "waiting on review")
+
+
+# -- Copilot CLI: hooks that name no call ---------------------------------------------
+
+
+def _copilot_shell(event: str, command: str, run: agentspool.Spawn) -> None:
+    """Copilot 1.0.102's ``preToolUse``/``postToolUse`` of its ``bash`` tool: no call id,
+    the arguments as the model gave them (docs/providers/copilot.md §2)."""
+    payload = {
+        "sessionId": "s1",
+        "timestamp": 1796185221359,
+        "cwd": "/work",
+        "toolName": "bash",
+        "toolArgs": {"command": command, "description": "Declare"},
+    }
+    fire(hook_argv("copilot", event, run.env["AGENTSPOOL_RUNTIME_DIR"], "cop-run"), payload)
+
+
+def test_copilot_main_agent_declares_while_its_lifecycle_call_is_open(
+    runtime_dir, tmp_path
+) -> None:
+    """The hook's parent (this process) is the agent; its commands run under it."""
+    from agentspool.adapters import registry
+
+    caller = registry.load("copilot").lifecycle
+    assert caller is not None
+    run = agentspool.setup("copilot", "cop-run", runtime_dir)
+    command = 'agentspool lifecycle blocked --reason "needs the API key"'
+    shell = subprocess.Popen(["sleep", "60"])  # a command the agent runs
+    try:
+        _copilot_shell("preToolUse", "ls", run)
+        assert caller.lifecycle_caller("cop-run", runtime_dir, shell.pid, {}) is None
+        _copilot_shell("preToolUse", command, run)
+        assert caller.lifecycle_caller("cop-run", runtime_dir, shell.pid, {}) == ""
+        assert caller.lifecycle_caller("cop-run", runtime_dir, 1, {}) is None  # not under it
+        accepted = _declare(run, tmp_path, "blocked", "--reason", "needs the API key")
+        assert (accepted.returncode, accepted.stderr) == (0, "")
+        _copilot_shell("postToolUse", command, run)
+        assert caller.lifecycle_caller("cop-run", runtime_dir, shell.pid, {}) is None
+        _copilot_shell("preToolUse", command, run)
+        _copilot_shell("userPromptSubmitted", "", run)  # Esc left it open: a new turn
+        assert caller.lifecycle_caller("cop-run", runtime_dir, shell.pid, {}) is None
+    finally:
+        shell.kill()
+        shell.wait()
+    chat = agentspool.read_chat("copilot", "cop-run", runtime_dir)
+    assert (chat.task_state, chat.task_reason) == ("blocked", "needs the API key")
 
 
 # -- Codex: the environment it gives every shell command -------------------------------

@@ -536,34 +536,6 @@ class SpoolBackedAdapter(Generic[S, P]):
         )
 
 
-class Translating(Protocol):
-    """A provider's hook translator, as ``HookSpool`` drives it."""
-
-    @property
-    def transcript_path(self) -> str: ...
-
-    def translate(self, record: SpoolRecord) -> list[Event]: ...
-
-
-TR = TypeVar("TR", bound=Translating)
-
-
-class HookSpool(Generic[TR]):
-    """One run's spool, read incrementally; every record translated once by the
-    provider's translator (``new_translator()``), kept as events."""
-
-    def __init__(self, run_dir: str, new_translator: Callable[[], TR]) -> None:
-        from agentspool.spool.read import SpoolReader  # the read side, not the hook path
-
-        self.reader = SpoolReader(run_dir)
-        self.translator = new_translator()
-        self.events: list[Event] = []
-
-    def refresh(self) -> None:
-        for record in self.reader.read():
-            self.events += self.translator.translate(record)
-
-
 def agent_watched(path: str, pid: int) -> tuple[str, ...]:
     """For ``spool_sig``: the transcript, and the agent's liveness by stat alone
     (``/proc/<pid>``; ``/proc/<pid>/exe``, which a killed, unreaped one no longer has)."""

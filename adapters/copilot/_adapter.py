@@ -21,35 +21,42 @@ hooks' parent) ends the run.
 
 from __future__ import annotations
 
+import glob
+import os
+from collections.abc import Mapping
 from typing import ClassVar
 
+from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import (
-    HookSpool,
+    ITSELF,
     Live,
     RunHandle,
     SpoolBackedAdapter,
     TranscriptView,
+    TranslatedSpool,
     agent_watched,
+    ended_if_gone,
     translated_live,
 )
-from agentspool.adapters.copilot import _install, _lifecycle, _signals
-from agentspool.adapters.copilot._transcript import EventsParser
+from agentspool.adapters.copilot import _install, _lifecycle, _sessions, _signals
+from agentspool.adapters.copilot._transcript import EventsParser, HistoryParser
 from agentspool.core.events import Event
 from agentspool.core.proc import ended_by_exit
-from agentspool.core.seam import Capabilities, Installer, Spawn, Trust
+from agentspool.core.seam import (
+    Capabilities,
+    Chat,
+    Installer,
+    Session,
+    Spawn,
+    TranscriptFile,
+    Trust,
+    UsageView,
+)
 
-
-class _SpoolView(HookSpool[_signals.HookTranslator]):
-    def __init__(self, run_dir: str) -> None:
-        super().__init__(run_dir, _signals.HookTranslator)
-
-    def liveness(self) -> list[Event]:
-        """Not kept: a dead copilot process ends whatever its hooks left open."""
-        if not self.translator.agent_gone():
-            return []
-        return ended_by_exit(self.translator.agent_pid)
+_SpoolView = TranslatedSpool[_signals.HookTranslator]
 
 
 class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
@@ -61,6 +68,8 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True,
         install_scopes=("user",),
+        discovers_sessions=True,
+        resumes_transcripts=True,
         unique_response_ids=False,
     )
     executable: ClassVar[str] = "copilot"
@@ -68,11 +77,14 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
         _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
     )
 
+    # The optional parts this adapter is itself (core/seam.py).
+    discovery = session_files = history = lifecycle = ITSELF
+
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
 
     def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return _SpoolView(run.run_dir)
+        return TranslatedSpool(run.run_dir, _signals.HookTranslator())
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
@@ -83,7 +95,8 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
         return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, spool.liveness())
+        # Not kept: a dead copilot process ends whatever its hooks left open.
+        return translated_live(spool.translator, ended_if_gone(spool.translator))
 
     def _spool_events(
         self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: EventsParser | None
@@ -92,3 +105,63 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
 
     def _facts(self, run: RunHandle[_SpoolView], parser: EventsParser) -> tuple[str, str, str]:
         return parser.session_id, parser.title, parser.cwd
+
+    def lifecycle_caller(
+        self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
+    ) -> str | None:
+        """Who runs ``agentspool lifecycle`` in this run (ADR 0019, ADR 0053): the main
+        agent (``""``) while a ``bash`` call running it is open in the hooks
+        (``preToolUse`` fires before the command runs, ``postToolUse`` after) and ``pid``
+        runs under the copilot process. 1.0.102's hooks name no call and no subagent, so
+        a subagent's call cannot be told from its parent's: never a subagent's id."""
+        translator = self._spool(RunHandle(run_id, runtime_dir)).translator
+        if not any(runs_lifecycle(args) for args in translator.open_shell_calls):
+            return None
+        if outside_agent(translator.agent_pid, translator.agent_seen_ns, pid):
+            return None
+        return ""
+
+    # -- sessions no hook armed (``_sessions``) ----------------------------------------
+    def sessions(self, since: float) -> list[Session]:
+        return _sessions.sessions(since)
+
+    def session_at(self, path: str) -> Session | None:
+        return _sessions.session_at(path)
+
+    def read_session(self, session: Session) -> Chat:
+        """The transcript, and the process its ``inuse.<pid>.lock`` names (no spool: no
+        hooks armed)."""
+        run: RunHandle[_SpoolView] = self._open(session.session_id, "", session.transcript_path)
+        gone = session.process == "gone"
+        live = Live(
+            extra=ended_by_exit(session.pid) if gone else (),
+            cwd=session.cwd,
+            pid=session.pid,
+            process=session.process,
+        )
+        return self._compose(run, self._read_view(run.run_id, "", run.transcript_path), live)
+
+    def read_session_with_subagents(self, session: Session) -> Chat:
+        """``read_session``: a ``task`` subagent's records are not kept apart from the
+        session's in any file 1.0.102 was seen writing."""
+        return self.read_session(session)
+
+    # -- the history index (ADR 0022) -------------------------------------------------
+    def transcript_files(self) -> list[TranscriptFile]:
+        """Every ``<COPILOT_HOME>/session-state/<session id>/events.jsonl``."""
+        base = os.path.join(glob.escape(_signals.copilot_home()), "session-state")
+        found = glob.glob(os.path.join(base, "*", _sessions.TRANSCRIPT))
+        return [TranscriptFile(path=path) for path in sorted(found)]
+
+    def resume_transcript(self, path: str, offset: int, state: bytes) -> ResumedFile[HistoryParser]:
+        parser = HistoryParser.resumed(state) if offset and state else None
+        return ResumedFile(
+            path, 0 if parser is None else offset, parser or HistoryParser(), fresh=parser is None
+        )
+
+    def usage_view(self, path: str) -> UsageView:
+        # A model call's usage is a record of the parse (assistant.usage, folded into the
+        # message it priced): nothing narrower than the full parse gives it (ADR 0043).
+        from agentspool.core.usage_first import full_usage_view
+
+        return full_usage_view(self.resume_transcript(path, 0, b""))

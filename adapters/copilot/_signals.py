@@ -37,7 +37,7 @@ import msgspec
 from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.copilot._schema import HOOK_FIELDS
-from agentspool.adapters.copilot._transcript import QUESTION_TOOL, dialog_for
+from agentspool.adapters.copilot._transcript import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
@@ -82,6 +82,9 @@ def _agent_home(pid: int) -> str:
     return ""
 
 
+_TURN_BOUNDS = frozenset(("userPromptSubmitted", "agentStop", "sessionEnd"))
+
+
 class HookTranslator:
     """Spool records → events, in spool order."""
 
@@ -96,6 +99,9 @@ class HookTranslator:
         self.home = ""
         """The agent's ``COPILOT_HOME`` (from ``agentStop``'s transcript or its process)."""
         self.drift = DriftCounter(HOOK_FIELDS)
+        self.open_shell_calls: list[Any] = []
+        """The ``toolArgs`` of each ``bash`` call whose ``preToolUse`` came and whose
+        ``postToolUse`` has not (no hook names a call: told apart by their arguments)."""
 
     @property
     def transcript_path(self) -> str:
@@ -152,6 +158,8 @@ class HookTranslator:
                     **common,
                 )
             ]
+        if name in _TURN_BOUNDS or hook.toolName == SHELL_TOOL:
+            self._follow_shell_call(name, hook.toolArgs)
         if name == "postToolUse":
             return [ev.InputResolved(**common)]
         if name == "agentStop":
@@ -161,6 +169,15 @@ class HookTranslator:
                 self.ended = True
             return [ev.SessionEnded(reason=hook.reason, **common)]
         return []
+
+    def _follow_shell_call(self, name: str, arguments: Any) -> None:
+        if name in _TURN_BOUNDS:
+            # Esc on a call's dialog fires no hook: a call of an earlier turn is over.
+            self.open_shell_calls.clear()
+        elif name == "preToolUse":
+            self.open_shell_calls.append(arguments)
+        elif name == "postToolUse" and arguments in self.open_shell_calls:
+            self.open_shell_calls.remove(arguments)
 
     def agent_gone(self) -> bool:
         """The process that ran the hooks is dead, or its pid names a younger process."""

@@ -31,10 +31,11 @@ from typing import Any
 import msgspec
 
 from agentspool.adapters.common.lines import LineParser
+from agentspool.adapters.common.resume import RecordLog, SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.copilot._schema import EVENT_FIELDS
 from agentspool.core import events as ev
-from agentspool.core.seam import DialogOption, Message, PendingDialog, Usage
+from agentspool.core.seam import DialogOption, Message, PendingDialog, TranscriptFacts, Usage
 
 QUESTION_TOOL = "ask_user"
 SHELL_TOOL = "bash"
@@ -111,11 +112,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-class EventsParser(LineParser):
+class EventsParser(LineParser, RecordLog):
     """Parse state for one ``events.jsonl``: ``feed`` blocks of complete lines in order."""
 
     def __init__(self) -> None:
-        super().__init__(EVENT_FIELDS)
+        LineParser.__init__(self, EVENT_FIELDS)
+        RecordLog.__init__(self)  # the records a history parse takes out as it goes
         self.title = ""
         self._prompts = 0
         self._turn = ""
@@ -204,7 +206,7 @@ class EventsParser(LineParser):
             )
 
     def _add(self, message: Message, record: Record) -> None:
-        message.seq = len(self.messages) + 1
+        message.seq = self.count + 1
         message.timestamp = record.timestamp
         self.messages.append(message)
 
@@ -303,3 +305,75 @@ class EventsParser(LineParser):
             self._event(
                 ev.TurnStopped, turn_id=self._turn, outcome="interrupted", at=at, source=source
             )
+
+
+RESUME_VERSION = 1
+"""Bump when the parse state below, or what the parser makes of a record, changes: a
+state of another version makes the file be parsed again from its first byte."""
+
+
+class ResumeState(SavedParse, msgspec.Struct, gc=False):
+    """What ``HistoryParser`` needs to go on from an offset: the parser's fields that
+    shape a later record."""
+
+    session_id: str = ""
+    title: str = ""
+    prompts: int = 0
+    final: bool = False
+    calls: dict[str, str] = {}
+    """Open call id → its tool (a result names its tool)."""
+    pending_usage: Usage | None = None
+    """The latest model call's usage, until its ``assistant.message`` carries it."""
+    pending_model: str = ""
+
+
+_decode_state = msgspec.json.Decoder(ResumeState).decode
+
+
+class HistoryParser(EventsParser):
+    """``EventsParser`` for the history index: records are taken out as they are parsed
+    (``take``), and the parse state round-trips through ``state``/``resumed``. Events
+    are let go at each ``take``: the index reads records, not state."""
+
+    def take(self) -> list[Message]:
+        self.events.clear()
+        return super().take()
+
+    def facts(self) -> TranscriptFacts:
+        return TranscriptFacts(
+            session_id=self.session_id, cwd=self.cwd, cli_version=self.cli_version, title=self.title
+        )
+
+    def state(self) -> bytes:
+        usage, model = self._usage or (None, "")
+        saved = ResumeState(
+            version=RESUME_VERSION,
+            count=self.count,
+            cli_version=self.cli_version,
+            cwd=self.cwd,
+            turn=self._turn,
+            session_id=self.session_id,
+            title=self.title,
+            prompts=self._prompts,
+            final=self._final,
+            calls={call: name for call, (name, _) in self._calls.items()},
+            pending_usage=usage,
+            pending_model=model,
+        )
+        return msgspec.json.encode(saved)
+
+    @classmethod
+    def resumed(cls, state: bytes) -> HistoryParser | None:
+        """A parser that goes on where ``state`` was taken; ``None`` if it cannot."""
+        saved = load_state(state, _decode_state, RESUME_VERSION)
+        if saved is None:
+            return None
+        parser = cls()
+        parser._base = saved.count
+        parser.cli_version, parser.cwd, parser._turn = saved.cli_version, saved.cwd, saved.turn
+        parser.session_id, parser.title = saved.session_id, saved.title
+        parser._prompts, parser._final = saved.prompts, saved.final
+        parser._calls = {call: (name, {}) for call, name in saved.calls.items()}
+        if saved.pending_usage is not None:
+            parser._usage = (saved.pending_usage, saved.pending_model)
+        return parser

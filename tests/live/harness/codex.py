@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -37,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import hooklog, tmux
+from . import homes, hooklog, tmux
 from .hooklog import read_hook_log
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
@@ -103,11 +102,7 @@ class CodexHome:
 
     def cleanup(self, *, keep: bool = False) -> None:
         """Kill every tmux server started for this home, then delete the root."""
-        for p in self.panes:
-            kill_pane(p)
-        self.panes.clear()
-        if not keep:
-            shutil.rmtree(self.root, ignore_errors=True)
+        homes.cleanup(self.panes, self.root, keep=keep, kill=kill_pane)
 
     def __enter__(self) -> CodexHome:
         return self
@@ -224,24 +219,8 @@ def _git_env(home: CodexHome) -> dict[str, str]:
 
 def build_env(home: CodexHome, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """A minimal environment: nothing from the caller's env except PATH/LANG."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "HOME": str(home.home),
-        "CODEX_HOME": str(home.codex_home),
-        "XDG_CONFIG_HOME": str(home.home / ".config"),
-        "XDG_DATA_HOME": str(home.home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home.home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(home.home / ".cache"),
-        "TMPDIR": str(home.root / "tmp"),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TERM": "xterm-256color",
-        API_KEY_ENV: "sk-local-test",
-        "NO_COLOR": "1",
-        # never let a stray proxy setting send anything off-box
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
+    env = homes.private_env(home.home, tmp=home.root / "tmp")
+    env.update({"CODEX_HOME": str(home.codex_home), API_KEY_ENV: "sk-local-test", "NO_COLOR": "1"})
     if extra_env:
         env.update(extra_env)
     return env

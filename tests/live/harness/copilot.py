@@ -19,20 +19,18 @@ API::
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import tmux
+from . import homes, tmux
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 # `make compat` points these at another release, installed into its own prefix.
@@ -76,18 +74,17 @@ os.close(fd)
 """
 
 
+# Shared by every CLI's harness (``homes``); named here as each CLI's module names them.
+submit = homes.submit
+kill_pane = homes.kill_pane
+
+
 def available() -> bool:
     return COPILOT_BIN.exists()
 
 
 @dataclass
-class CopilotHome:
-    root: Path
-    home: Path
-    cwd: Path
-    base_url: str
-    panes: list[tmux.Pane] = field(default_factory=list)
-
+class CopilotHome(homes.CliHome):
     @property
     def copilot_dir(self) -> Path:
         return self.home / ".copilot"
@@ -110,13 +107,6 @@ class CopilotHome:
             return {}
         return found if isinstance(found, dict) else {}
 
-    def cleanup(self, *, keep: bool = False) -> None:
-        for pane in self.panes:
-            kill_pane(pane)
-        self.panes.clear()
-        if not keep:
-            shutil.rmtree(self.root, ignore_errors=True)
-
 
 def make_home(base_url: str, root: str | Path | None = None) -> CopilotHome:
     assert base_url.startswith("http://127.0.0.1:"), base_url
@@ -127,34 +117,24 @@ def make_home(base_url: str, root: str | Path | None = None) -> CopilotHome:
     # Trusted up front: the folder-trust dialog would otherwise open at the first start.
     config = {"trustedFolders": [str(home.cwd)], "banner": "never"}
     (home.copilot_dir / "config.json").write_text(json.dumps(config, indent=2))
-    git = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home.home)}
-    subprocess.run(["git", "init", "-q", str(home.cwd)], check=True, env=git)
+    homes.git_init(home)
     return home
 
 
 def build_env(home: CopilotHome, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """A minimal environment: nothing from the caller's but PATH."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "HOME": str(home.home),
-        "COPILOT_HOME": str(home.copilot_dir),
-        "XDG_CONFIG_HOME": str(home.home / ".config"),
-        "XDG_DATA_HOME": str(home.home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home.home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(home.home / ".cache"),
-        "TMPDIR": str(home.root / "tmp"),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TERM": "xterm-256color",
-        "COPILOT_OFFLINE": "true",
-        "COPILOT_AUTO_UPDATE": "false",
-        "COPILOT_PROVIDER_BASE_URL": home.base_url,
-        "COPILOT_PROVIDER_TYPE": "openai",
-        "COPILOT_PROVIDER_API_KEY": "mock-key",
-        "COPILOT_MODEL": "mock-model",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
+    env = homes.private_env(home.home, tmp=home.root / "tmp")
+    env.update(
+        {
+            "COPILOT_HOME": str(home.copilot_dir),
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PROVIDER_BASE_URL": home.base_url,
+            "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_API_KEY": "mock-key",
+            "COPILOT_MODEL": "mock-model",
+        }
+    )
     env.update(extra_env or {})
     return env
 
@@ -199,25 +179,16 @@ def start_tui(
     timeout: float = 60.0,
 ) -> tmux.Pane:
     """The TUI in a private tmux server, at its prompt."""
-    pane = tmux.start(
+    return homes.start_at_prompt(
         command(extra_args),
-        cwd=str(home.cwd),
+        cwd=home.cwd,
         env=build_env(home, extra_env),
+        ready=READY_MARKER,
+        panes=home.panes,
         width=width,
         height=height,
+        timeout=timeout,
     )
-    home.panes.append(pane)
-    pane.wait_for(READY_MARKER, timeout)
-    return pane
-
-
-def submit(pane: tmux.Pane, text: str, timeout: float = 30.0) -> None:
-    """Type ``text``, wait until the input shows it, then Enter (two tmux calls: text and
-    Enter in one can be taken as a paste)."""
-    pane.send_text(text)
-    pane.wait_for(text, timeout)
-    time.sleep(0.3)
-    pane.send_keys("Enter")
 
 
 def run_print(
@@ -261,12 +232,3 @@ def wait_exited(pane: tmux.Pane, timeout: float = 30.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"copilot (pid {process}) still running after {timeout}s")
-
-
-def kill_pane(pane: tmux.Pane) -> None:
-    """Kill the tmux server, then the copilot process should it outlive its terminal."""
-    with contextlib.suppress(Exception):
-        process = pane.pane_pid()
-    pane.kill()
-    with contextlib.suppress(NameError, ProcessLookupError, PermissionError):
-        os.kill(process, 9)

@@ -1,17 +1,44 @@
-"""A private home for a CLI run (HOME, XDG dirs, TMPDIR inside it; a git work dir beside
-it) and the clean environment that points there: nothing inherited but PATH and USER."""
+"""What every CLI's harness does the same way: a private home (HOME, XDG dirs, TMPDIR
+inside the run's root; a git work dir beside it), the clean environment that points
+there (nothing inherited but PATH and USER), its TUI started at the prompt, a prompt
+typed into it, and its processes killed with its terminal.
+
+A CLI's own module (``copilot``, ``opencode``, ``codex``, ``qwen``, …) adds what is its
+alone: its config-dir variable and its offline switches, the marker its prompt shows,
+how its processes are found.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import tmux
 
 DIRS = (".config", ".cache", ".local/share", ".local/state", "tmp")
+# Never let a stray proxy setting send anything off-box.
+LOOPBACK_ONLY = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+
+
+@dataclass
+class CliHome:
+    """One run's private root: ``home`` (HOME), ``cwd`` (the session's work dir, a fresh
+    git repo), the scripted server's ``base_url``, and the panes to kill at the end."""
+
+    root: Path
+    home: Path
+    cwd: Path
+    base_url: str
+    panes: list[tmux.Pane] = field(default_factory=list)
+
+    def cleanup(self, *, keep: bool = False) -> None:
+        cleanup(self.panes, self.root, keep=keep)
 
 
 def make_dirs(home: Path, *more: Path) -> None:
@@ -27,15 +54,22 @@ def git_work_dir(path: Path) -> None:
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
 
 
+def git_init(home: CliHome) -> None:
+    git = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home.home)}
+    subprocess.run(["git", "init", "-q", str(home.cwd)], check=True, env=git)
+
+
 def private_env(
     home: Path,
-    cli: Mapping[str, str],
+    cli: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str | None] | None = None,
     *,
     path_first: str = "",
+    tmp: Path | None = None,
 ) -> dict[str, str]:
-    """The CLI's variables ``cli`` over a private base; ``extra_env`` value None unsets."""
-    path = os.environ.get("PATH", "/usr/bin:/bin")
+    """The CLI's variables ``cli`` over a private base: HOME and every XDG dir inside
+    ``home``, TMPDIR ``tmp`` (default ``home/tmp``); ``extra_env`` value None unsets."""
+    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
     env = {
         "PATH": f"{path_first}:{path}" if path_first else path,
         "USER": os.environ.get("USER", "tester"),
@@ -44,11 +78,10 @@ def private_env(
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "TMPDIR": str(home / "tmp"),
-        **cli,
-        "NO_PROXY": "127.0.0.1,localhost",
+        "TMPDIR": str(tmp or home / "tmp"),
+        **(cli or {}),
+        **LOOPBACK_ONLY,
         "TERM": "xterm-256color",
-        "COLORTERM": "truecolor",  # else a warning about 24-bit colour takes a line
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
     }
@@ -58,6 +91,34 @@ def private_env(
         else:
             env[key] = value
     return env
+
+
+def start_at_prompt(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    ready: str,
+    panes: list[tmux.Pane],
+    width: int,
+    height: int,
+    timeout: float,
+) -> tmux.Pane:
+    """The TUI in a private tmux server (kept in ``panes`` for the cleanup), once its
+    screen shows ``ready``."""
+    pane = tmux.start(argv, cwd=str(cwd), env=env, width=width, height=height)
+    panes.append(pane)
+    pane.wait_for(ready, timeout)
+    return pane
+
+
+def submit(pane: tmux.Pane, text: str, timeout: float = 30.0) -> None:
+    """Type ``text``, wait until the input shows it, then Enter (two tmux calls: text and
+    Enter in one can be taken as a paste)."""
+    pane.send_text(text)
+    pane.wait_for(text, timeout)
+    time.sleep(0.3)
+    pane.send_keys("Enter")
 
 
 def submit_to(
@@ -84,7 +145,33 @@ def submit_to(
                 raise
 
 
+def cleanup(
+    panes: list[tmux.Pane],
+    root: Path,
+    *,
+    keep: bool = False,
+    kill: Callable[[tmux.Pane], None] | None = None,
+) -> None:
+    """Kill every pane started for a home (``kill``: the CLI's own way; default
+    ``kill_pane``), then delete its root (unless ``keep``)."""
+    for pane in panes:
+        (kill or kill_pane)(pane)
+    panes.clear()
+    if not keep:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def kill_pane(pane: tmux.Pane) -> None:
+    """Kill the tmux server, then the pane's process should it outlive its terminal."""
+    with contextlib.suppress(Exception):
+        process = pane.pane_pid()
+    pane.kill()
+    with contextlib.suppress(NameError, ProcessLookupError, PermissionError):
+        os.kill(process, 9)
+
+
 def kill_panes(panes: list[tmux.Pane]) -> None:
+    """Kill each pane's whole process tree (the CLIs that spawn workers of their own)."""
     for pane in panes:
         pane.kill_tree()
     panes.clear()

@@ -27,18 +27,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import socket
 import sqlite3
-import subprocess
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import tmux
+from . import homes, tmux
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 # `make compat` points these at another release, installed into its own prefix.
@@ -57,18 +54,17 @@ BUSY_MARKERS = ("esc interrupt", "esc again to interrupt")
 INTERRUPTED_MARKER = "interrupted"
 
 
+# Shared by every CLI's harness (``homes``); named here as each CLI's module names them.
+submit = homes.submit
+kill_pane = homes.kill_pane
+
+
 def available() -> bool:
     return OPENCODE_BIN.exists()
 
 
 @dataclass
-class OpenCodeHome:
-    root: Path
-    home: Path
-    cwd: Path
-    base_url: str
-    panes: list[tmux.Pane] = field(default_factory=list)
-
+class OpenCodeHome(homes.CliHome):
     @property
     def config_dir(self) -> Path:
         return self.home / ".config" / "opencode"
@@ -80,13 +76,6 @@ class OpenCodeHome:
     @property
     def database(self) -> Path:
         return self.data_dir / "opencode.db"
-
-    def cleanup(self, *, keep: bool = False) -> None:
-        for pane in self.panes:
-            kill_pane(pane)
-        self.panes.clear()
-        if not keep:
-            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def config(base_url: str) -> dict[str, Any]:
@@ -115,34 +104,24 @@ def make_home(base_url: str, root: str | Path | None = None) -> OpenCodeHome:
     for d in (home.config_dir, home.data_dir, home.cwd, r / "tmp", home.home / ".cache"):
         d.mkdir(parents=True, exist_ok=True)
     (home.config_dir / "opencode.json").write_text(json.dumps(config(base_url), indent=2))
-    git = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home.home)}
-    subprocess.run(["git", "init", "-q", str(home.cwd)], check=True, env=git)
+    homes.git_init(home)
     return home
 
 
 def build_env(home: OpenCodeHome, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """A minimal environment: nothing from the caller's but PATH."""
     CACHE.mkdir(mode=0o700, exist_ok=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "HOME": str(home.home),
-        "XDG_CONFIG_HOME": str(home.home / ".config"),
-        "XDG_DATA_HOME": str(home.home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home.home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(home.home / ".cache"),
-        "TMPDIR": str(home.root / "tmp"),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TERM": "xterm-256color",
-        "OPENCODE_DISABLE_AUTOUPDATE": "1",
-        "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "OPENCODE_DISABLE_TERMINAL_TITLE": "1",
-        # The plugin package OpenCode installs into its config dir: fetched once a session.
-        "npm_config_cache": str(CACHE / "npm"),
-        "BUN_INSTALL_CACHE_DIR": str(CACHE / "bun"),
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
+    env = homes.private_env(home.home, tmp=home.root / "tmp")
+    env.update(
+        {
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_TERMINAL_TITLE": "1",
+            # The plugin package OpenCode installs into its config dir: fetched once a session.
+            "npm_config_cache": str(CACHE / "npm"),
+            "BUN_INSTALL_CACHE_DIR": str(CACHE / "bun"),
+        }
+    )
     env.update(extra_env or {})
     return env
 
@@ -161,25 +140,16 @@ def start_tui(
     timeout: float = 120.0,
 ) -> tmux.Pane:
     """The TUI in a private tmux server, at its prompt (the first start takes ~10-25 s)."""
-    pane = tmux.start(
+    return homes.start_at_prompt(
         command(extra_args),
-        cwd=str(home.cwd),
+        cwd=home.cwd,
         env=build_env(home, extra_env),
+        ready=READY_MARKER,
+        panes=home.panes,
         width=width,
         height=height,
+        timeout=timeout,
     )
-    home.panes.append(pane)
-    pane.wait_for(READY_MARKER, timeout)
-    return pane
-
-
-def submit(pane: tmux.Pane, text: str, timeout: float = 30.0) -> None:
-    """Type ``text``, wait until the input shows it, then Enter (two tmux calls: text and
-    Enter in one can be taken as a paste)."""
-    pane.send_text(text)
-    pane.wait_for(text, timeout)
-    time.sleep(0.3)
-    pane.send_keys("Enter")
 
 
 def is_busy(screen: str) -> bool:
@@ -189,15 +159,6 @@ def is_busy(screen: str) -> bool:
 def pid(pane: tmux.Pane) -> int:
     """The opencode process: tmux runs the one command as the pane's process."""
     return pane.pane_pid()
-
-
-def kill_pane(pane: tmux.Pane) -> None:
-    """Kill the tmux server, then the opencode process should it outlive its terminal."""
-    with contextlib.suppress(Exception):
-        process = pane.pane_pid()
-    pane.kill()
-    with contextlib.suppress(NameError, ProcessLookupError, PermissionError):
-        os.kill(process, 9)
 
 
 def rows(database: str | Path, query: str, args: Sequence[object] = ()) -> list[tuple[Any, ...]]:

@@ -1,11 +1,18 @@
-"""What the capture recorders of the CLIs driven against ``chat_server`` share: a scripted
-server, a private home, a TUI pane, a logging-hook log, and the capture folder —
-``hooks.jsonl``, ``screen-<checkpoint>.txt``, the CLI's files at each checkpoint
-(``at-<checkpoint>/``) and at the end (``chats/``), ``requests.jsonl``, ``notes.md`` —
-with the private root replaced by ``$ROOT``.
+"""What every capture recorder (``tests/live/captures/<cli>/record.py``) does the same
+way: a scenario's folder made anew, its timeline (``note``), screens (``shot``), keys
+pressed, the private root written ``$ROOT`` in everything kept, and a failure noted
+with its traceback and its last screen.
 
-A provider's recorder subclasses ``Recording``: ``start`` (home and pane), ``files``
-(what to keep: name in the capture → path) and ``submit``.
+A CLI's recorder subclasses ``Recording``: it makes ``root`` and its home in
+``__enter__`` (after ``super().__enter__()``), and keeps its own evidence in
+``__exit__`` before calling ``finish``.
+
+``ServedRecording`` is that for the CLIs driven against ``chat_server`` (Qwen Code, Kimi
+Code): the scripted server, a private home, a TUI pane and a logging-hook log, and the
+capture folder — ``hooks.jsonl``, ``screen-<checkpoint>.txt``, the CLI's files at each
+checkpoint (``at-<checkpoint>/``) and at the end (``chats/``), ``requests.jsonl``,
+``notes.md``. Its subclass says ``start`` (home and pane), ``files`` (what to keep: name
+in the capture → path) and ``submit``.
 """
 
 from __future__ import annotations
@@ -20,20 +27,64 @@ from typing import Any
 
 from . import chat_server as cs
 from . import tmux
-from .gemini import read_hook_log
+from .hooklog import read_hook_log
 
 
 class Recording:
+    def __init__(self, name: str, out: Path) -> None:
+        self.name = name
+        self.out = out
+        self.lines: list[str] = []
+        self.pane: tmux.Pane | None = None
+        self.t0 = time.time()
+        self.root = Path()
+
+    def __enter__(self) -> Recording:
+        if self.out.is_dir():
+            shutil.rmtree(self.out)
+        self.out.mkdir(parents=True)
+        return self
+
+    def failed(self, exc: object) -> None:
+        """Note what went wrong, and the screen it went wrong on."""
+        if exc is None:
+            return
+        self.note("FAILED: " + "".join(traceback.format_exception(exc)).strip())  # type: ignore[arg-type]
+        if self.pane is not None:
+            with contextlib.suppress(Exception):
+                self.shot("failure")
+
+    def private(self, text: str) -> str:
+        return text.replace(str(self.root), "$ROOT")
+
+    def note(self, text: str) -> None:
+        self.lines.append(f"- t+{time.time() - self.t0:6.2f}s {text}")
+
+    def shot(self, checkpoint: str) -> str:
+        assert self.pane is not None
+        screen = self.pane.screen()
+        (self.out / f"screen-{checkpoint}.txt").write_text(self.private(screen))
+        self.note(f"screen `{checkpoint}`")
+        return screen
+
+    def press(self, *keys: str) -> None:
+        assert self.pane is not None
+        self.pane.send_keys(*keys)
+        self.note(f"pressed {' '.join(keys)}")
+
+    def write_notes(self, summary: list[str]) -> None:
+        """``notes.md``: the timeline, then the evidence ``summary`` lines."""
+        body = [f"# {self.name}", "", *self.lines, "", "## Evidence summary", "", *summary]
+        (self.out / "notes.md").write_text(self.private("\n".join(body)))
+
+
+class ServedRecording(Recording):
     prefix = "cap"
 
     def __init__(self, out: Path, replies: list[cs.Reply], **server: Any) -> None:
-        self.name = out.name
-        self.out = out
+        super().__init__(out.name, out)
         self.replies = replies
         self.server = server
-        self.lines: list[str] = []
-        self.t0 = time.time()
-        self.pane: tmux.Pane
 
     # -- what a provider says ------------------------------------------------------------
     def start(self) -> None:
@@ -48,44 +99,30 @@ class Recording:
 
     # -- the capture ---------------------------------------------------------------------
     def __enter__(self) -> Any:
-        if self.out.is_dir():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
+        super().__enter__()
         self.root = Path(tempfile.mkdtemp(prefix=f"{self.prefix}-{self.name}-"))
         self.srv = cs.ChatServer(self.replies, **self.server).start()
         self.start()
         return self
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if exc is not None:
-            self.note("FAILED: " + "".join(traceback.format_exception(exc)).strip())  # type: ignore[arg-type]
-            with contextlib.suppress(Exception):
-                self.shot("failure")
+        self.failed(exc)
         self.keep("", final=True)
         self.home.cleanup()
         self.srv.dump(str(self.out / "requests.jsonl"))
         self.srv.stop()
         log = self.home.hook_log_dir / "hooks.jsonl"
         if log.exists():
-            (self.out / "hooks.jsonl").write_text(self._private(log.read_text()))
+            (self.out / "hooks.jsonl").write_text(self.private(log.read_text()))
         events = [r["event"] for r in self.hooks()]
-        body = [f"# {self.name}", "", *self.lines, ""]
-        body += ["Hooks fired, in order: " + ", ".join(events)]
-        body += ["", "Requests: " + "; ".join(self.srv.summary())]
-        (self.out / "notes.md").write_text(self._private("\n".join(body)) + "\n")
+        self.write_notes(
+            [
+                "Hooks fired, in order: " + ", ".join(events),
+                "",
+                "Requests: " + "; ".join(self.srv.summary()),
+            ]
+        )
         shutil.rmtree(self.root, ignore_errors=True)
-
-    def _private(self, text: str) -> str:
-        return text.replace(str(self.root), "$ROOT")
-
-    def note(self, text: str) -> None:
-        self.lines.append(f"- t+{time.time() - self.t0:6.2f}s {text}")
-
-    def shot(self, checkpoint: str) -> str:
-        screen = self.pane.screen()
-        (self.out / f"screen-{checkpoint}.txt").write_text(self._private(screen))
-        self.note(f"screen `{checkpoint}`")
-        return screen
 
     def keep(self, checkpoint: str, *, final: bool = False) -> None:
         """The CLI's files as they are now (``chats/`` at the end)."""
@@ -94,7 +131,7 @@ class Recording:
             with contextlib.suppress(FileNotFoundError):
                 text = path.read_text()
                 (target / name).parent.mkdir(parents=True, exist_ok=True)
-                (target / name).write_text(self._private(text))
+                (target / name).write_text(self.private(text))
         if not final:
             kept = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
             self.note(f"files kept at `{checkpoint}`: {kept}")
@@ -103,10 +140,6 @@ class Recording:
         time.sleep(0.5)  # the CLI's writer flushes
         self.shot(name)
         self.keep(name)
-
-    def press(self, *keys: str) -> None:
-        self.pane.send_keys(*keys)
-        self.note(f"pressed {' '.join(keys)}")
 
     def hooks(self) -> list[dict[str, Any]]:
         return read_hook_log(self.home.hook_log_dir)

@@ -15,7 +15,6 @@ Each scenario writes ``<this dir>/<scenario>/``:
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sys
 import tempfile
@@ -28,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
-from harness import copilot, tmux  # noqa: E402
+from harness import copilot, recording, tmux  # noqa: E402
 
 BASH = {"command": "echo hi > out.txt", "description": "Run a mock command"}
 ASK = {
@@ -40,19 +39,13 @@ ASK = {
 }
 
 
-class Capture:
+class Capture(recording.Recording):
     def __init__(self, name: str, replies: list[cs.Reply]) -> None:
-        self.name = name
-        self.out = HERE / name
+        super().__init__(name, HERE / name)
         self.replies = replies
-        self.lines: list[str] = []
-        self.pane: tmux.Pane | None = None
-        self.t0 = time.time()
 
     def __enter__(self) -> Capture:
-        if self.out.is_dir():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
+        super().__enter__()
         self.root = Path(tempfile.mkdtemp(prefix=f"copcap-{self.name}-"))
         self.srv = cs.ChatServer(self.replies).start()
         self.home = copilot.make_home(self.srv.base_url, self.root)
@@ -61,32 +54,26 @@ class Capture:
         return self
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if exc is not None:
-            self.note("FAILED: " + "".join(traceback.format_exception(exc)).strip())  # type: ignore[arg-type]
-            if self.pane is not None:
-                with contextlib.suppress(Exception):
-                    self.shot("failure")
+        self.failed(exc)
         self.home.cleanup(keep=True)
         self.keep("session-state")
         self.srv.dump(str(self.out / "requests.jsonl"))
         self.srv.stop()
-        if self.log.exists():
-            (self.out / "hooks.jsonl").write_text(self._private(self.log.read_text()))
-        self.write_notes()
+        hooks = self.log.read_text() if self.log.exists() else ""  # none: nothing armed
+        (self.out / "hooks.jsonl").write_text(self.private(hooks))
+        events = [h["event"] for h in copilot.read_hook_log(self.log)]
+        requests = [
+            f"{r.seq}:{r.kind} -> {r.reply_label}" for r in self.srv.requests if r.kind != "other"
+        ]
+        self.write_notes(
+            [
+                f"Hooks fired, in order: {', '.join(events)}",
+                "",
+                f"Requests: {'; '.join(requests)}",
+                "",
+            ]
+        )
         shutil.rmtree(self.root, ignore_errors=True)
-
-    def _private(self, text: str) -> str:
-        return text.replace(str(self.root), "$ROOT")
-
-    def note(self, text: str) -> None:
-        self.lines.append(f"- t+{time.time() - self.t0:6.2f}s {text}")
-
-    def shot(self, checkpoint: str) -> str:
-        assert self.pane is not None
-        screen = self.pane.screen()
-        (self.out / f"screen-{checkpoint}.txt").write_text(self._private(screen))
-        self.note(f"screen `{checkpoint}`")
-        return screen
 
     def keep(self, folder: str) -> None:
         """The transcripts (and, at a checkpoint, the open-sessions file) as they are now."""
@@ -114,20 +101,38 @@ class Capture:
             time.sleep(0.1)
         self.note(f"hook {event} x{count}")
 
-    def start(self) -> tmux.Pane:
-        self.pane = copilot.start_tui(self.home, extra_args=["--plugin-dir", str(self.plugin)])
-        self.note("TUI ready")
+    def start(self, *, armed: bool = True) -> tmux.Pane:
+        """The TUI; ``armed=False``: as a person starts it, no plugin, no hook at all."""
+        args = ["--plugin-dir", str(self.plugin)] if armed else []
+        self.pane = copilot.start_tui(self.home, extra_args=args)
+        self.note("TUI ready" + ("" if armed else " (no hooks)"))
         return self.pane
+
+    def files(self, checkpoint: str) -> None:
+        """``files-<checkpoint>.txt``: every session dir's entries (pids written ``<pid>``),
+        and which process the pid of an ``inuse.<pid>.lock`` is."""
+        assert self.pane is not None
+        loader = copilot.pid(self.pane)
+        lines = []
+        for folder in self.home.session_dirs():
+            for entry in sorted(folder.iterdir()):
+                name = entry.name
+                if name.startswith("inuse."):
+                    pid = int(name.split(".")[1])
+                    name = name.replace(str(pid), "<pid>")
+                    parent = _parent(pid)
+                    what = "child of the loader tmux runs" if parent == loader else f"ppid {parent}"
+                    content = entry.read_text().replace(str(pid), "<pid>")
+                    lines.append(f"{folder.name}/{name}  content={content!r}  ({what})")
+                else:
+                    lines.append(f"{folder.name}/{name}")
+        text = "\n".join(lines) + "\n"
+        (self.out / f"files-{checkpoint}.txt").write_text(text.replace(str(loader), "<loader>"))
 
     def submit(self, text: str) -> None:
         assert self.pane is not None
         copilot.submit(self.pane, text)
         self.note(f"typed {text!r} + Enter")
-
-    def press(self, *keys: str) -> None:
-        assert self.pane is not None
-        self.pane.send_keys(*keys)
-        self.note(f"pressed {' '.join(keys)}")
 
     def wait_screen(self, predicate: Callable[[str], bool], what: str) -> None:
         assert self.pane is not None
@@ -141,24 +146,13 @@ class Capture:
         copilot.wait_exited(self.pane)
         self.note("the CLI exited")
 
-    def write_notes(self) -> None:
-        hooks = [h["event"] for h in copilot.read_hook_log(self.log)]
-        requests = [
-            f"{r.seq}:{r.kind} -> {r.reply_label}" for r in self.srv.requests if r.kind != "other"
-        ]
-        body = [
-            f"# {self.name}",
-            "",
-            *self.lines,
-            "",
-            "## Evidence summary",
-            "",
-            f"Hooks fired, in order: {', '.join(hooks)}",
-            "",
-            f"Requests: {'; '.join(requests)}",
-            "",
-        ]
-        (self.out / "notes.md").write_text(self._private("\n".join(body)))
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _approval(name: str, key: str, after: Callable[[Capture], None]) -> None:
@@ -239,6 +233,41 @@ def tui_clear() -> None:
         cap.exit()
 
 
+def tui_unarmed() -> None:
+    """Started by hand with no hook armed: what Copilot keeps on its own (session dirs,
+    their ``inuse.<pid>.lock``) through a prompt, an approval, ``/clear`` and ``/exit``."""
+    replies = [cs.tool_call("bash", BASH), cs.text("Done: wrote out.txt."), cs.text("Fresh.")]
+    with Capture("tui-unarmed", replies) as cap:
+        cap.start(armed=False)
+        time.sleep(1.0)
+        cap.files("started")
+        cap.submit("please write out.txt")
+        cap.wait_screen(lambda s: copilot.PERMISSION_MARKER in s, "the permission dialog")
+        cap.checkpoint("dialog")
+        cap.files("dialog")
+        time.sleep(0.5)
+        cap.press("Enter")
+        cap.wait_screen(lambda s: "Done: wrote out.txt." in s, "the answer")
+        cap.wait_screen(lambda s: copilot.BUSY_MARKER not in s, "the turn over")
+        cap.checkpoint("idle")
+        cap.submit("/clear")
+        cap.wait_screen(lambda s: "Started a fresh session" in s, "the fresh session")
+        time.sleep(1.0)
+        cap.files("cleared")
+        cap.submit("second prompt")
+        cap.wait_screen(lambda s: "Fresh." in s, "the second answer")
+        cap.checkpoint("second-idle")
+        cap.files("second-idle")
+        cap.submit("/exit")
+        copilot.wait_exited(cap.pane)
+        cap.note("the CLI exited")
+        time.sleep(0.5)
+        lines = [str(p.relative_to(cap.home.copilot_dir)) for p in cap.home.session_dirs()]
+        for folder in cap.home.session_dirs():
+            lines += [f"{folder.name}/{e.name}" for e in sorted(folder.iterdir())]
+        (cap.out / "files-exit.txt").write_text("\n".join(lines) + "\n")
+
+
 def print_denied() -> None:
     with Capture("print-denied", [cs.tool_call("bash", BASH), cs.text("Could not run it.")]) as cap:
         done = copilot.run_print(
@@ -247,7 +276,7 @@ def print_denied() -> None:
             extra_args=["--plugin-dir", str(cap.plugin), "--output-format", "json"],
         )
         cap.note(f"copilot -p exited {done.returncode}")
-        (cap.out / "stdout.jsonl").write_text(cap._private(done.stdout))
+        (cap.out / "stdout.jsonl").write_text(cap.private(done.stdout))
 
 
 SCENARIOS = {
@@ -257,6 +286,7 @@ SCENARIOS = {
     "tui-interrupt": tui_interrupt,
     "tui-clear": tui_clear,
     "print-denied": print_denied,
+    "tui-unarmed": tui_unarmed,
 }
 
 

@@ -23,7 +23,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,27 +30,21 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
-from harness import gemini, hooklog, tmux  # noqa: E402
+from harness import gemini, hooklog, recording, tmux  # noqa: E402
 from harness import gemini_server as gs  # noqa: E402
 
 
-class Capture:
+class Capture(recording.Recording):
     def __init__(
         self, name: str, replies: list[gs.Reply], *, settings: dict[str, Any] | None = None
     ):
-        self.name = name
-        self.out = HERE / name
+        super().__init__(name, HERE / name)
         self.replies = replies
         self.settings = settings or {}
-        self.lines: list[str] = []
-        self.pane: tmux.Pane | None = None
-        self.t0 = time.time()
         self.seen: dict[str, bytes] = {}
 
     def __enter__(self) -> Capture:
-        if self.out.is_dir():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
+        super().__enter__()
         self.root = Path(tempfile.mkdtemp(prefix=f"gemcap-{self.name}-"))
         self.srv = gs.GeminiServer(self.replies).start()
         self.home = gemini.make_home(self.root, self.srv.base_url)
@@ -61,35 +54,18 @@ class Capture:
         return self
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if exc is not None:
-            self.note("FAILED: " + "".join(traceback.format_exception(exc)).strip())  # type: ignore[arg-type]
-            if self.pane is not None:
-                with contextlib.suppress(Exception):
-                    self.shot("failure")
+        self.failed(exc)
         self.keep_chats()
         self.home.cleanup(keep=True)
         self.srv.dump(str(self.out / "requests.jsonl"))
         self.srv.stop()
         log = self.home.hook_log_dir / "hooks.jsonl"
         if log.exists():
-            (self.out / "hooks.jsonl").write_text(self._private(log.read_text()))
-        self.write_notes()
+            (self.out / "hooks.jsonl").write_text(self.private(log.read_text()))
+        self.summarize()
         shutil.rmtree(self.root, ignore_errors=True)
 
     # -- evidence
-    def _private(self, text: str) -> str:
-        return text.replace(str(self.root), "$ROOT")
-
-    def note(self, text: str) -> None:
-        self.lines.append(f"- t+{time.time() - self.t0:6.2f}s {text}")
-
-    def shot(self, checkpoint: str) -> str:
-        assert self.pane is not None
-        screen = self.pane.screen()
-        (self.out / f"screen-{checkpoint}.txt").write_text(self._private(screen))
-        self.note(f"screen `{checkpoint}`")
-        return screen
-
     def _chat_files(self) -> dict[str, Path]:
         """The session files, and each subagent's under ``<parent session id>/``."""
         found = {path.name: path for path in self.home.chat_files()}
@@ -115,25 +91,21 @@ class Capture:
             (chats / name).parent.mkdir(parents=True, exist_ok=True)
             (chats / name).write_bytes(data)
 
-    def write_notes(self) -> None:
+    def summarize(self) -> None:
         present = sorted(self._chat_files()) if self.home.root.exists() else []
         kept = sorted(self.seen)
         gone = [n for n in kept if n not in present]
         events = [r["event"] for r in hooklog.read_hook_log(self.home.hook_log_dir)]
-        body = [
-            f"# {self.name}",
-            "",
-            *self.lines,
-            "",
-            "## Evidence summary",
-            "",
-            "Hooks fired, in order: " + ", ".join(events),
-            "",
-            "Requests: " + "; ".join(self.srv.summary()),
-            "",
-            f"Session files kept: {kept}; deleted by the CLI by the end: {gone}",
-        ]
-        (self.out / "notes.md").write_text(self._private("\n".join(body)) + "\n")
+        self.write_notes(
+            [
+                "Hooks fired, in order: " + ", ".join(events),
+                "",
+                "Requests: " + "; ".join(self.srv.summary()),
+                "",
+                f"Session files kept: {kept}; deleted by the CLI by the end: {gone}",
+                "",
+            ]
+        )
 
     # -- driving
     def start(self, *args: str) -> None:
@@ -144,11 +116,6 @@ class Capture:
         assert self.pane is not None
         gemini.submit(self.pane, text)
         self.note(f"typed {text!r} + Enter")
-
-    def press(self, *keys: str) -> None:
-        assert self.pane is not None
-        self.pane.send_keys(*keys)
-        self.note(f"pressed {' '.join(keys)}")
 
     def wait_screen(self, what: str | Callable[[str], bool], timeout: float = 60.0) -> str:
         assert self.pane is not None

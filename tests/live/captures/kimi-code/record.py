@@ -19,14 +19,14 @@ sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
 from harness import kimi  # noqa: E402
-from harness.recording import Recording  # noqa: E402
+from harness.recording import ServedRecording  # noqa: E402
 
 
 def shell(command: str) -> cs.Reply:
     return cs.tool_call(kimi.SHELL_TOOL, {"command": command})
 
 
-class Capture(Recording):
+class Capture(ServedRecording):
     prefix = "kimicap"
 
     def __init__(self, name: str, replies: list[cs.Reply]) -> None:

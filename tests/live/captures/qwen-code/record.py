@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
 from harness import qwen  # noqa: E402
-from harness.recording import Recording  # noqa: E402
+from harness.recording import ServedRecording  # noqa: E402
 
 
 def shell(command: str) -> cs.Reply:
@@ -37,7 +37,7 @@ def question() -> cs.Reply:
     return cs.tool_call(qwen.QUESTION_TOOL, qwen.QUESTION, preface="Let me ask.")
 
 
-class Capture(Recording):
+class Capture(ServedRecording):
     prefix = "qwencap"
 
     def __init__(self, name: str, replies: list[cs.Reply]) -> None:
