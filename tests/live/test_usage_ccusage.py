@@ -159,25 +159,33 @@ GEMINI_SUBAGENT = ("436a180d-640b-49bd-aec4-ea4c08c0265d", "91b12aed-2135-48fc-b
 
 
 def _lay_out_newer_captures(home: Path) -> None:
-    """Gemini CLI's, Qwen Code's and Kimi Code's captures where each CLI keeps them under
-    ``HOME`` (each tool's default: neither is told another place)."""
+    """Gemini CLI's, Qwen Code's, Kimi Code's and Copilot CLI's captures where each CLI
+    keeps them under ``HOME`` (each tool's default: neither is told another place)."""
     for chats in sorted(CAPTURES.glob("gemini-cli/*/chats")):
         shutil.copytree(chats, home / ".gemini" / "tmp" / chats.parent.name / "chats")
     for chats in sorted(CAPTURES.glob("qwen-code/*/chats")):
         shutil.copytree(chats, home / ".qwen" / "projects" / f"-{chats.parent.name}" / "chats")
     for chats in sorted(CAPTURES.glob("kimi-code/*/chats")):
         shutil.copytree(chats, home / ".kimi-code", dirs_exist_ok=True)
+    for session in sorted(CAPTURES.glob("copilot/*/session-state/*")):
+        shutil.copytree(session, home / ".copilot" / "session-state" / session.name)
 
 
-def test_gemini_qwen_and_kimi_captures_agree_but_for_the_documented_rules(
+def test_the_newer_providers_captures_agree_but_for_the_documented_rules(
     tmp_path: Path,
 ) -> None:
     """docs/adr/0026-usage-against-ccusage.md, "The providers after Claude Code and
-    Codex": Kimi Code's sessions agree; Gemini CLI's output holds the thoughts ccusage
-    leaves out, and a subagent's chat file counts in its parent's session; Qwen Code's
-    input is what the cache did not hold, where ccusage counts the whole prompt."""
+    Codex": Kimi Code's and Copilot CLI's sessions agree; Gemini CLI's output holds the
+    thoughts ccusage leaves out, and a subagent's chat file counts in its parent's
+    session; Qwen Code's input is what the cache did not hold, where ccusage counts the
+    whole prompt."""
     _lay_out_newer_captures(tmp_path / "home")
-    commands = (("gemini", "gemini-cli"), ("qwen", "qwen-code"), ("kimi", "kimi-code"))
+    commands = (
+        ("gemini", "gemini-cli"),
+        ("qwen", "qwen-code"),
+        ("kimi", "kimi-code"),
+        ("copilot", "copilot"),
+    )
     theirs = ccusage(tmp_path, commands)
     ours = agentspool_usage(tmp_path)
     # ccusage's Gemini CLI totalTokens holds the thoughts its outputTokens leaves out.
@@ -202,6 +210,6 @@ def test_gemini_qwen_and_kimi_captures_agree_but_for_the_documented_rules(
     expected[parent] = tuple(a + b for a, b in folded)  # type: ignore[assignment]
 
     assert differences(ours, expected) == {}
-    assert {provider for provider, _ in ours} == {"gemini-cli", "qwen-code", "kimi-code"}
+    assert {provider for provider, _ in ours} == {"gemini-cli", "qwen-code", "kimi-code", "copilot"}
     assert len([k for k in theirs if k[0] == "kimi-code"]) == 2  # /clear: two sessions
     assert sum(t[2] for t in ours.values()) > 0  # the cache reads were read
