@@ -246,21 +246,7 @@ def pid(pane: tmux.Pane) -> int:
 
 def wait_exited(pane: tmux.Pane, timeout: float = 30.0) -> None:
     """Until the loader process the pane runs is gone."""
-    process = pane.pane_pid()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(process, 0)
-        except ProcessLookupError:
-            return
-        try:
-            with open(f"/proc/{process}/stat", "rb") as fh:
-                if fh.read().split(b") ", 1)[1][:1] == b"Z":
-                    return
-        except OSError:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"copilot (pid {process}) still running after {timeout}s")
+    tmux.wait_exited(pane, timeout)
 
 
 def kill_pane(pane: tmux.Pane) -> None:

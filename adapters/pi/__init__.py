@@ -1,0 +1,1 @@
+"""Pi (``@mariozechner/pi-coding-agent``): its extension spool and its session files."""
