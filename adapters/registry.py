@@ -73,6 +73,12 @@ def _copilot() -> Adapter:
     return Copilot()
 
 
+def _pi() -> Adapter:
+    from agentspool.adapters.pi import Pi
+
+    return Pi()
+
+
 def _opencode() -> Adapter:
     from agentspool.adapters.opencode import OpenCode
 
@@ -87,6 +93,7 @@ BUILTIN: dict[str, Builtin] = {
     "gemini-cli": Builtin(_gemini_cli, "gemini_cli", "agentspool.adapters.gemini_cli._kit:Kit"),
     "opencode": Builtin(_opencode, "", "agentspool.adapters.opencode._kit:Kit"),
     "copilot": Builtin(_copilot, "copilot", "agentspool.adapters.copilot._kit:Kit"),
+    "pi": Builtin(_pi, "", "agentspool.adapters.pi._kit:Kit"),
 }
 _loaded: dict[str, Adapter] = {}
 
