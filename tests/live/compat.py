@@ -79,6 +79,13 @@ CLIS = {
         "tests/live/test_copilot_scenarios.py",
         "AGENTSPOOL_COPILOT",
     ),
+    "pi": Cli(
+        "Pi",
+        "@mariozechner/pi-coding-agent",
+        "pi",
+        "tests/live/test_pi_scenarios.py",
+        "AGENTSPOOL_PI",
+    ),
 }
 
 
