@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,13 +210,7 @@ def start_tui(
     return pane
 
 
-def submit(pane: tmux.Pane, text: str, timeout: float = 30.0) -> None:
-    """Type ``text``, wait until the input shows it, then Enter (two tmux calls: text and
-    Enter in one can be taken as a paste)."""
-    pane.send_text(text)
-    pane.wait_for(text, timeout)
-    time.sleep(0.3)
-    pane.send_keys("Enter")
+submit = tmux.submit
 
 
 def run_print(

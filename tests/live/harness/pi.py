@@ -25,7 +25,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,13 +142,7 @@ def start_tui(
     return pane
 
 
-def submit(pane: tmux.Pane, text: str, timeout: float = 30.0) -> None:
-    """Type ``text``, wait until the editor shows it, then Enter (two tmux calls: text
-    and Enter in one can be taken as a paste)."""
-    pane.send_text(text)
-    pane.wait_for(text, timeout)
-    time.sleep(0.3)
-    pane.send_keys("Enter")
+submit = tmux.submit
 
 
 def run_print(

@@ -98,6 +98,15 @@ class Pane:
                 os.unlink(path)
 
 
+def submit(pane: Pane, text: str, timeout: float = 30.0) -> None:
+    """Type ``text``, wait until the input shows it, then Enter (two tmux calls: text and
+    Enter in one can be taken as a paste)."""
+    pane.send_text(text)
+    pane.wait_for(text, timeout)
+    time.sleep(0.3)
+    pane.send_keys("Enter")
+
+
 def wait_exited(pane: Pane, timeout: float = 30.0) -> None:
     """Until the program the pane runs is gone (or a zombie nobody reaped yet)."""
     process = pane.pane_pid()
