@@ -46,6 +46,7 @@ from agentspool.adapters.pi._signals import SpoolTranslator
 from agentspool.adapters.pi._transcript import SHELL_TOOL, SessionParser
 from agentspool.core.events import Event
 from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
+from agentspool.spool.files import open_regular
 
 
 class _Header(msgspec.Struct):
@@ -60,7 +61,7 @@ _decode_header = msgspec.json.Decoder(_Header).decode
 def session_header(path: str) -> _Header | None:
     """The session file's header (its first line), if it is a Pi session's."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # never blocks on a FIFO planted there
             first = fh.readline(1 << 16)
     except OSError:
         return None
