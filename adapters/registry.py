@@ -73,6 +73,12 @@ def _copilot() -> Adapter:
     return Copilot()
 
 
+def _pi() -> Adapter:
+    from agentspool.adapters.pi import Pi
+
+    return Pi()
+
+
 def _opencode() -> Adapter:
     from agentspool.adapters.opencode import OpenCode
 
@@ -101,6 +107,7 @@ BUILTIN: dict[str, Builtin] = {
     "copilot": Builtin(_copilot, "copilot", "agentspool.adapters.copilot._kit:Kit"),
     "kimi-code": Builtin(_kimi_code, "kimi_code", "agentspool.adapters.kimi_code._kit:Kit"),
     "qwen-code": Builtin(_qwen_code, "qwen_code", "agentspool.adapters.qwen_code._kit:Kit"),
+    "pi": Builtin(_pi, "", "agentspool.adapters.pi._kit:Kit"),
 }
 _loaded: dict[str, Adapter] = {}
 

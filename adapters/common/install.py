@@ -522,3 +522,63 @@ def remove_own_file(
     return InstallReport(
         provider=provider, scope=scope, files=[InstalledFile(path=path, action=action)]
     )
+
+
+class ScriptInstaller:
+    """The ``installer`` part of a CLI that loads every script in a folder of its own
+    (OpenCode's plugins, Pi's extensions): installing is adding one file of ours there,
+    the script with no run baked in; no file of the user's is edited, so there is
+    nothing to merge and nothing to back up. A file of that name that is not ours —
+    its first line does not say ``mark`` — is never overwritten or removed."""
+
+    def __init__(
+        self,
+        provider: str,
+        *,
+        mark: str,
+        what: str,
+        file_name: str,
+        folder: str,
+        user_dir: Callable[[], str],
+        project_dir: str,
+        source: Callable[[], str],
+    ) -> None:
+        self.provider, self.mark, self.what, self.file_name = provider, mark, what, file_name
+        self._folder, self._user_dir, self._project_dir = folder, user_dir, project_dir
+        self._source = source
+
+    def path(self, scope: InstallScope, directory: str | None) -> str:
+        """``<root>/<folder>/<file>``: the root ``directory``, else for ``user`` the CLI's
+        config dir, for ``project`` the cwd's ``project_dir``."""
+        if scope == "user":
+            root = os.path.abspath(directory or self._user_dir())
+        else:
+            root = os.path.join(os.path.abspath(directory or os.getcwd()), self._project_dir)
+        return os.path.join(root, self._folder, self.file_name)
+
+    def _current(self, path: str) -> str | None:
+        """The file's text; ``None`` when there is none. Refuses one that is not ours."""
+        return read_own_file(path, lambda text: self.mark in text.split("\n", 1)[0], self.what)
+
+    def _checked_path(self, scope: InstallScope, directory: str | None) -> str:
+        path = self.path(scope, directory)
+        if scope == "project":  # a committed symlink must not take the script elsewhere
+            refuse_symlinks(path, os.path.abspath(directory or os.getcwd()))
+        return path
+
+    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        path = self._checked_path(scope, directory)
+        return write_own_file(self.provider, scope, path, self._source(), self._current(path))
+
+    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
+        path = self._checked_path(scope, directory)
+        return remove_own_file(self.provider, scope, path, self._current(path))
+
+    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
+        """Our script in the user's folder, if it is there (``agentspool doctor``): the
+        CLI loads it itself, so there is no command to run."""
+        path = self.path("user", directory)
+        current = self._current(path)
+        if current is None:
+            return []
+        return [InstalledHook(path=path, event="plugin", current=current == self._source())]

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 _PLACEHOLDER_PREFIX = "{{hook:"
+_WRITER_LINE = "// @spool-writer\n"
+_ARMED_LINE = "const ARMED = null;"
 
 
 def template_text(name: str) -> str:
@@ -14,6 +16,20 @@ def template_text(name: str) -> str:
     from importlib import resources
 
     return resources.files("agentspool.settings_templates").joinpath(name).read_text("utf-8")
+
+
+def spool_script(name: str, runtime_dir: str | None = None, run_id: str | None = None) -> str:
+    """A script the CLI loads itself (OpenCode's plugin, Pi's extension), with the shared
+    spool writer (``spool-writer.js``) rendered in at its ``// @spool-writer`` line:
+    installed (``ARMED`` null: the run is the CLI's process) or armed for one run."""
+    text = template_text(name).replace(_WRITER_LINE, template_text("spool-writer.js"), 1)
+    if run_id is None or runtime_dir is None:
+        return text
+    import msgspec  # setup's, not a reader's
+
+    armed = msgspec.json.encode({"runtimeDir": runtime_dir, "runId": run_id}).decode()
+    line = next(ln for ln in text.splitlines() if ln.startswith(_ARMED_LINE))
+    return text.replace(line, f"const ARMED = {armed};", 1)
 
 
 def fill_hooks(node: Any, command_for: Callable[[str], str]) -> Any:

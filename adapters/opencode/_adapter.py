@@ -32,7 +32,6 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.declarer import runs_lifecycle
-from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.spooled import (
     ITSELF,
     Live,
@@ -115,9 +114,7 @@ class OpenCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         discovers_sessions=True,
     )
     executable: ClassVar[str] = "opencode"
-    installer: ClassVar[Installer | None] = HookInstaller(
-        _install.install_plugin, _install.uninstall_plugin, _install.installed_hooks
-    )
+    installer: ClassVar[Installer | None] = _install.INSTALLER
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = lifecycle = ITSELF

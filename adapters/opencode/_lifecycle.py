@@ -20,7 +20,7 @@ import secrets
 
 import msgspec
 
-from agentspool.adapters.common.templates import template_text
+from agentspool.adapters.common.templates import spool_script
 from agentspool.adapters.opencode._server import PASSWORD_FILE
 from agentspool.core.seam import Spawn
 from agentspool.spool.errors import SettingsError
@@ -32,17 +32,11 @@ TEMPLATE = "opencode-plugin.js"
 PLUGIN_FILE = "agentspool-opencode.js"
 CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
 PASSWORD_ENV = "OPENCODE_SERVER_PASSWORD"  # noqa: S105 - a name, not a secret
-_ARMED_LINE = "const ARMED = null;"
 
 
 def plugin_source(runtime_dir: str | None = None, run_id: str | None = None) -> str:
     """The plugin, installed (``ARMED`` null) or armed for one run."""
-    text = template_text(TEMPLATE)
-    if run_id is None or runtime_dir is None:
-        return text
-    armed = msgspec.json.encode({"runtimeDir": runtime_dir, "runId": run_id}).decode()
-    line = next(ln for ln in text.splitlines() if ln.startswith(_ARMED_LINE))
-    return text.replace(line, f"const ARMED = {armed};", 1)
+    return spool_script(TEMPLATE, runtime_dir, run_id)
 
 
 def config_content(plugin_path: str, current: str | None) -> str:

@@ -94,6 +94,13 @@ CLIS = {
         "tests/live/test_qwen_scenarios.py",
         "AGENTSPOOL_QWEN",
     ),
+    "pi": Cli(
+        "Pi",
+        "@mariozechner/pi-coding-agent",
+        "pi",
+        "tests/live/test_pi_scenarios.py",
+        "AGENTSPOOL_PI",
+    ),
 }
 
 

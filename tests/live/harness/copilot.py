@@ -24,7 +24,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +74,7 @@ os.close(fd)
 
 
 # Shared by every CLI's harness (``homes``); named here as each CLI's module names them.
-submit = homes.submit
+submit = tmux.submit
 kill_pane = homes.kill_pane
 
 
@@ -217,18 +216,4 @@ def pid(pane: tmux.Pane) -> int:
 
 def wait_exited(pane: tmux.Pane, timeout: float = 30.0) -> None:
     """Until the loader process the pane runs is gone."""
-    process = pane.pane_pid()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(process, 0)
-        except ProcessLookupError:
-            return
-        try:
-            with open(f"/proc/{process}/stat", "rb") as fh:
-                if fh.read().split(b") ", 1)[1][:1] == b"Z":
-                    return
-        except OSError:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"copilot (pid {process}) still running after {timeout}s")
+    tmux.wait_exited(pane, timeout)

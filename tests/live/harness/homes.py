@@ -112,15 +112,6 @@ def start_at_prompt(
     return pane
 
 
-def submit(pane: tmux.Pane, text: str, timeout: float = 30.0) -> None:
-    """Type ``text``, wait until the input shows it, then Enter (two tmux calls: text and
-    Enter in one can be taken as a paste)."""
-    pane.send_text(text)
-    pane.wait_for(text, timeout)
-    time.sleep(0.3)
-    pane.send_keys("Enter")
-
-
 def submit_to(
     pane: tmux.Pane,
     text: str,

@@ -55,7 +55,7 @@ INTERRUPTED_MARKER = "interrupted"
 
 
 # Shared by every CLI's harness (``homes``); named here as each CLI's module names them.
-submit = homes.submit
+submit = tmux.submit
 kill_pane = homes.kill_pane
 
 

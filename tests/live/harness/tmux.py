@@ -98,6 +98,34 @@ class Pane:
                 os.unlink(path)
 
 
+def submit(pane: Pane, text: str, timeout: float = 30.0) -> None:
+    """Type ``text``, wait until the input shows it, then Enter (two tmux calls: text and
+    Enter in one can be taken as a paste)."""
+    pane.send_text(text)
+    pane.wait_for(text, timeout)
+    time.sleep(0.3)
+    pane.send_keys("Enter")
+
+
+def wait_exited(pane: Pane, timeout: float = 30.0) -> None:
+    """Until the program the pane runs is gone (or a zombie nobody reaped yet)."""
+    process = pane.pane_pid()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(process, 0)
+        except ProcessLookupError:
+            return
+        try:
+            with open(f"/proc/{process}/stat", "rb") as fh:
+                if fh.read().split(b") ", 1)[1][:1] == b"Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.1)
+    raise TmuxTimeoutError(f"pid {process} still running after {timeout}s")
+
+
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (one scan of ``/proc``)."""
     children: dict[int, list[int]] = {}
