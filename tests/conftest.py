@@ -23,10 +23,11 @@ from hook_runs import HookRun, assert_silent_success, setup_claude_run
 @pytest.fixture(autouse=True)
 def _private_cli_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
     """Nothing under test reads the machine's own CLI homes (``ls`` discovers sessions
-    from ``$CLAUDE_CONFIG_DIR``, ``$CODEX_HOME``, ``$GEMINI_CLI_HOME``, ``$COPILOT_HOME``
-    and OpenCode's store under ``$XDG_DATA_HOME``), writes into the machine's default
-    runtime dir (``install`` keeps its lock files there) or its data dir (the history
-    store): each test gets private ones."""
+    from ``$CLAUDE_CONFIG_DIR``, ``$CODEX_HOME``, ``$GEMINI_CLI_HOME``, ``$QWEN_HOME``,
+    ``$KIMI_CODE_HOME``, ``$COPILOT_HOME``, ``$PI_CODING_AGENT_DIR`` and OpenCode's store
+    under ``$XDG_DATA_HOME``), writes into the machine's default runtime dir (``install``
+    keeps its lock files there) or its data dir (the history store): each test gets
+    private ones."""
     root = tmp_path_factory.mktemp("cli-homes")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / "claude"))
     monkeypatch.setenv("CODEX_HOME", str(root / "codex"))
@@ -34,6 +35,7 @@ def _private_cli_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch) ->
     monkeypatch.setenv("QWEN_HOME", str(root / "qwen"))
     monkeypatch.setenv("KIMI_CODE_HOME", str(root / "kimi"))
     monkeypatch.setenv("COPILOT_HOME", str(root / "copilot"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(root / "pi"))
     monkeypatch.setenv("AGENTSPOOL_RUNTIME_DIR", str(root / "runtime"))
     monkeypatch.setenv("AGENTSPOOL_DATA_DIR", str(root / "data"))
     # OpenCode: its store ($XDG_DATA_HOME/opencode, or $OPENCODE_DB), its plugin folder

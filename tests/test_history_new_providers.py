@@ -1,8 +1,8 @@
-"""Qwen Code's and Kimi Code's real captures where the CLIs keep them (the test's private
-``QWEN_HOME`` and ``KIMI_CODE_HOME``), through the history commands: ``index`` finds
-them, ``usage`` per session equals the CLI's own figures (Qwen Code: its answers'
-``usageMetadata``; Kimi Code: its ``usage.record``s), ``search`` and ``show`` find the
-conversation."""
+"""Qwen Code's, Kimi Code's and Pi's real captures where the CLIs keep them (the test's
+private ``QWEN_HOME``, ``KIMI_CODE_HOME`` and ``PI_CODING_AGENT_DIR``), through the history
+commands: ``index`` finds them, ``usage`` per session equals the CLI's own figures (Qwen
+Code: its answers' ``usageMetadata``; Kimi Code: its ``usage.record``s; Pi: its footer),
+``search`` and ``show`` find the conversation."""
 
 from __future__ import annotations
 
@@ -66,3 +66,38 @@ def test_index_search_and_show_find_both_conversations(laid, capsys) -> None:
     assert main(["show", KIMI_SESSION[:16], "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert "Not run, then." in [m["text"] for m in shown["conversation"]]
+
+
+PI_APPROVE = "01a237c7-b3da-7363-a36e-da84af5ba262"
+"""tui-approve's session: two answers, Pi's footer reading ``↑112 ↓24 R128``."""
+
+
+@pytest.fixture
+def pi_laid() -> None:
+    """Pi's captures where Pi keeps sessions: ``<agent dir>/sessions/--<cwd>--/``."""
+    for sessions in sorted((CAPTURES / "pi").glob("*/sessions")):
+        folder = Path(os.environ["PI_CODING_AGENT_DIR"], "sessions", "--work--")
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in sessions.glob("*.jsonl"):
+            shutil.copy(path, folder / path.name)
+
+
+def test_pi_usage_per_session_is_its_footers(pi_laid, capsys) -> None:
+    pi = _usage("pi", capsys)
+    # Pi's footer: ↑ input (the cache left out), ↓ output, R cache reads
+    assert (pi[PI_APPROVE]["input_tokens"], pi[PI_APPROVE]["output_tokens"]) == (112, 24)
+    assert pi[PI_APPROVE]["cache_read_tokens"] == 128
+    assert len(pi) == 6  # one per capture, and /new's second
+
+
+def test_pi_index_search_and_show_find_the_conversation(pi_laid, capsys) -> None:
+    assert main(["index", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["new"] == 6 and report["failed"] == 0
+    assert main(["search", "out.txt", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert PI_APPROVE in {h["session"]["session_id"] for h in hits}
+    assert main(["show", PI_APPROVE[:16], "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    texts = [m["text"] for m in shown["conversation"]]
+    assert "please write out.txt" in texts and "Done: wrote out.txt." in texts

@@ -159,7 +159,7 @@ GEMINI_SUBAGENT = ("436a180d-640b-49bd-aec4-ea4c08c0265d", "91b12aed-2135-48fc-b
 
 
 def _lay_out_newer_captures(home: Path) -> None:
-    """Gemini CLI's, Qwen Code's, Kimi Code's and Copilot CLI's captures where each CLI
+    """Gemini CLI's, Qwen Code's, Kimi Code's, Copilot CLI's and Pi's captures where each CLI
     keeps them under ``HOME`` (each tool's default: neither is told another place)."""
     for chats in sorted(CAPTURES.glob("gemini-cli/*/chats")):
         shutil.copytree(chats, home / ".gemini" / "tmp" / chats.parent.name / "chats")
@@ -169,13 +169,17 @@ def _lay_out_newer_captures(home: Path) -> None:
         shutil.copytree(chats, home / ".kimi-code", dirs_exist_ok=True)
     for session in sorted(CAPTURES.glob("copilot/*/session-state/*")):
         shutil.copytree(session, home / ".copilot" / "session-state" / session.name)
+    for sessions in sorted(CAPTURES.glob("pi/*/sessions")):
+        shutil.copytree(
+            sessions, home / ".pi" / "agent" / "sessions" / f"--{sessions.parent.name}--"
+        )
 
 
 def test_the_newer_providers_captures_agree_but_for_the_documented_rules(
     tmp_path: Path,
 ) -> None:
     """docs/adr/0026-usage-against-ccusage.md, "The providers after Claude Code and
-    Codex": Kimi Code's and Copilot CLI's sessions agree; Gemini CLI's output holds the
+    Codex": Kimi Code's, Copilot CLI's and Pi's sessions agree; Gemini CLI's output holds the
     thoughts ccusage leaves out, and a subagent's chat file counts in its parent's
     session; Qwen Code's input is what the cache did not hold, where ccusage counts the
     whole prompt."""
@@ -185,6 +189,7 @@ def test_the_newer_providers_captures_agree_but_for_the_documented_rules(
         ("qwen", "qwen-code"),
         ("kimi", "kimi-code"),
         ("copilot", "copilot"),
+        ("pi", "pi"),
     )
     theirs = ccusage(tmp_path, commands)
     ours = agentspool_usage(tmp_path)
@@ -210,6 +215,12 @@ def test_the_newer_providers_captures_agree_but_for_the_documented_rules(
     expected[parent] = tuple(a + b for a, b in folded)  # type: ignore[assignment]
 
     assert differences(ours, expected) == {}
-    assert {provider for provider, _ in ours} == {"gemini-cli", "qwen-code", "kimi-code", "copilot"}
+    assert {provider for provider, _ in ours} == {
+        "gemini-cli",
+        "qwen-code",
+        "kimi-code",
+        "copilot",
+        "pi",
+    }
     assert len([k for k in theirs if k[0] == "kimi-code"]) == 2  # /clear: two sessions
     assert sum(t[2] for t in ours.values()) > 0  # the cache reads were read
