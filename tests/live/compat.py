@@ -2,13 +2,12 @@
 
 ``make compat`` runs this. Per CLI the versions are the one pinned in
 ``tests/live/package.json`` and the newest stable release the npm registry offers (or
-those given with ``--claude`` / ``--codex`` / ``--gemini`` / ``--opencode`` / ``--qwen`` /
-``--kimi``). Each
-version other than the installed pin is installed with npm into its own prefix under
-``$AGENTSPOOL_COMPAT_DIR`` (default ``$TMPDIR/agentspool-compat``), reused when already
-there, and the scenario module runs with the harness pointed at that binary
-(``AGENTSPOOL_CLAUDE_BIN`` / ``AGENTSPOOL_CODEX_BIN`` / ``AGENTSPOOL_GEMINI_BIN`` /
-``AGENTSPOOL_OPENCODE_BIN``). A version whose scenarios fail is
+those given with ``--<cli>``: ``--claude``, ``--codex``, ``--gemini``, ``--opencode``,
+``--copilot``, ``--qwen``, ``--kimi``, ``--pi``). Each version other than the installed
+pin is installed with npm into its own prefix under ``$AGENTSPOOL_COMPAT_DIR`` (default
+``$TMPDIR/agentspool-compat``), reused when already there, and the scenario module runs
+with the harness pointed at that binary (``<env prefix>_BIN``, e.g.
+``AGENTSPOOL_CLAUDE_BIN``, and ``<env prefix>_VERSION``). A version whose scenarios fail is
 listed as failing, with the count; one whose install fails is listed as not installed.
 Every ``read_chat`` the scenarios make is observed (``compat_drift.py``): the table also
 says what that version wrote that agentspool does not know (ADR 0014).
