@@ -174,14 +174,15 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
 
 
 def keep(argv: Sequence[str], output: bytes, watch: Watch) -> None:
-    """Keep ``output``, the answer to ``argv``, with what ``watch`` met (its store is
-    ``watch.ignore``); nothing when the store cannot take it."""
+    """Keep ``output``, the answer to ``argv``, with what ``watch`` met, in the store the
+    command read (``watch.ignore``: what argparse made of ``argv``, abbreviations
+    included); nothing when the store cannot take it."""
     import agentspool
     from agentspool.errors import StoreError
 
     head = _packed(watch.met)
     try:
-        with agentspool.open_history(_store_path(argv)) as opened:
+        with agentspool.open_history(watch.ignore) as opened:
             opened.remember(_key(argv), len(head).to_bytes(4, "big") + head + output)
     except (StoreError, OSError):
         return

@@ -93,3 +93,15 @@ def test_a_table_is_never_the_kept_answer(transcript: Path) -> None:
             check=True,
         )
         assert b"agentspool.cli.main" in table.stderr
+
+
+def test_an_abbreviated_store_option_never_touches_the_default_store(
+    transcript: Path, tmp_path: Path
+) -> None:
+    """``--sto PATH`` is argparse's ``--store PATH``: the answer is kept in that store, and
+    the default one (``$AGENTSPOOL_DATA_DIR``) is never made."""
+    other = tmp_path / "other.sqlite"
+    first, _ = _usage("--sto", str(other))
+    assert _usage("--sto", str(other))[0] == first
+    assert other.exists()
+    assert not any(Path(os.environ["AGENTSPOOL_DATA_DIR"]).glob("*.sqlite*"))
