@@ -18,12 +18,12 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from harness import chat_server as cs
 from harness import copilot, tmux
 from harness.checkpoints import is_idle_after_turn
+from harness.expect import SHOWN, within
 
 import agentspool
 from agentspool import Chat, RunSummary, read_chat
@@ -36,28 +36,11 @@ pytestmark = [
     ),
 ]
 
-SHOWN = 60.0  # how long the CLI may take to show a state on a loaded machine
-WITHIN = 1.0  # how soon after that read_chat must compose it
 BASH = {"command": "echo hi > out.txt", "description": "Run a mock command"}
 ASK = {
     "message": "Which color do you prefer?",
     "requestedSchema": {"properties": {"color": {"type": "string", "enum": ["Red", "Blue"]}}},
 }
-
-
-T = TypeVar("T")
-
-
-def _within(read: Callable[[], T], predicate: Callable[[T], bool], what: str, pane: tmux.Pane) -> T:
-    """Within ``WITHIN`` s of the screen showing it, the read says so too."""
-    deadline = time.monotonic() + WITHIN
-    while True:
-        found = read()
-        if predicate(found):
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: read {found!r:.3000}\n{pane.screen()}")
-        time.sleep(0.05)
 
 
 class Run:
@@ -97,7 +80,7 @@ class Run:
 
     def composes(self, predicate: Callable[[Chat], bool], what: str) -> Chat:
         assert self.pane is not None
-        return _within(self.read, predicate, what, self.pane)
+        return within(self.read, predicate, what, self.pane)
 
     def listed_copilot(self, *, include_ended: bool = True) -> list[RunSummary]:
         runs = agentspool.list_runs(str(self.runtime), include_ended=include_ended)
@@ -106,7 +89,7 @@ class Run:
     def listed(self, predicate: Callable[[RunSummary], bool], what: str) -> RunSummary:
         """The one copilot run ``list_runs`` lists, once it satisfies ``predicate``."""
         assert self.pane is not None
-        runs = _within(
+        runs = within(
             self.listed_copilot, lambda rs: len(rs) == 1 and predicate(rs[0]), what, self.pane
         )
         return runs[0]
@@ -273,6 +256,6 @@ def test_started_by_hand_with_no_hook_is_discovered_from_its_session_files(
     copilot.wait_exited(pane)
     # The lock left with the process: no live process holds the session, so the live
     # listing drops it (a session no hook saw is never read as ended from its file).
-    _within(lambda: run.listed_copilot(include_ended=False), lambda rs: rs == [], "not live", pane)
+    within(lambda: run.listed_copilot(include_ended=False), lambda rs: rs == [], "not live", pane)
     (after,) = run.listed_copilot()
     assert (after.session_id, after.pid) == (waiting.session_id, 0)

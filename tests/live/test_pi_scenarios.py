@@ -22,6 +22,7 @@ import pytest
 from harness import chat_server as cs
 from harness import pi, tmux
 from harness.checkpoints import is_ended_after_turn, is_idle_after_turn, is_working
+from harness.expect import SHOWN, within
 
 import agentspool
 from agentspool import Chat, read_chat
@@ -34,8 +35,6 @@ pytestmark = [
     ),
 ]
 
-SHOWN = 60.0  # how long the CLI may take to show a state on a loaded machine
-WITHIN = 1.0  # how soon after that read_chat must compose it
 BASH = {"command": "echo hi > out.txt"}
 AGENTSPOOL_BIN = sysconfig.get_path("scripts")
 
@@ -69,16 +68,8 @@ class Run:
         self.pane.wait_until(predicate, SHOWN)
 
     def composes(self, predicate: Callable[[Chat], bool], what: str) -> Chat:
-        """Within ``WITHIN`` s of the screen showing it, the read says so too."""
-        deadline = time.monotonic() + WITHIN
-        while True:
-            chat = self.read()
-            if predicate(chat):
-                return chat
-            if time.monotonic() > deadline:
-                screen = self.pane.screen() if self.pane else ""
-                raise AssertionError(f"{what}: read {chat.state}/{chat.activity}\n{screen}")
-            time.sleep(0.05)
+        assert self.pane is not None
+        return within(self.read, predicate, what, self.pane)
 
     def close(self) -> None:
         self.home.cleanup()

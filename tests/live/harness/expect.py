@@ -1,16 +1,35 @@
 """Tier-2 checkpoints of the newer providers' scenarios: once the CLI's screen shows a
-state, ``read_chat`` must report it within ``WITHIN`` seconds, and still 0.5 s later."""
+state, ``read_chat`` (or ``list_runs``) must report it within ``WITHIN`` seconds
+(``within``), and still 0.5 s later (``expect``)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from agentspool import Chat
 
 from . import tmux
 
+SHOWN = 60.0
+"""How long the CLI may take to show a state on a loaded machine."""
 WITHIN = 1.0
+"""How soon after that the read must compose it."""
+T = TypeVar("T")
+
+
+def within(read: Callable[[], T], predicate: Callable[[T], bool], what: str, pane: tmux.Pane) -> T:
+    """``read()`` once it satisfies ``predicate``, within ``WITHIN`` s (the caller saw the
+    screen show it); else fail with what it read and the screen."""
+    deadline = time.monotonic() + WITHIN
+    while True:
+        found = read()
+        if predicate(found):
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: read {found!r:.3000}\n{pane.screen()}")
+        time.sleep(0.05)
 
 
 def expect(
@@ -20,14 +39,8 @@ def expect(
     check: Callable[[Chat], bool],
     shown: Callable[[str], bool],
 ) -> Chat:
-    pane.wait_until(shown, timeout=60)
-    deadline = time.monotonic() + WITHIN
-    chat = read()
-    while not check(chat):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: read_chat still says {chat.state!r} {chat.evidence}")
-        time.sleep(0.05)
-        chat = read()
+    pane.wait_until(shown, timeout=SHOWN)
+    within(read, check, what, pane)
     time.sleep(0.5)
     chat = read()
     assert check(chat), f"{what}: did not hold ({chat.state!r})"
