@@ -70,13 +70,10 @@ def stamped_files(
     }
 
 
-def hook_log(capture: Path) -> list[dict[str, Any]]:
-    """The capture's ``hooks.jsonl``: ``{event, time, payload, …}`` per hook run."""
-    return [
-        json.loads(line)
-        for line in (capture / "hooks.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
+def hook_log(capture: Path, name: str = "hooks.jsonl") -> list[dict[str, Any]]:
+    """The capture's ``hooks.jsonl`` (or ``name``): ``{event, time, payload, …}`` per
+    hook run."""
+    return [json.loads(line) for line in (capture / name).read_text().splitlines() if line.strip()]
 
 
 def append_hook(fd: int, event: str, payload: bytes, at: float, agent_pid: int = 0) -> None:
@@ -93,9 +90,11 @@ class CaptureReplay:
     ``files``: each file's name and ``Lines``; ``folder``: where the copies go;
     ``armed``: the hook events ``setup`` arms (the others were logged, not replayed);
     ``paths_in_payload``: the payload keys naming a file of the capture (rewritten to
-    the copy)."""
+    the copy); ``log``: the capture's record of what the CLI reported (a shipped
+    extension's spool, for a CLI with no hooks)."""
 
     paths_in_payload: tuple[str, ...] = ("transcript_path", "agent_transcript_path")
+    log = "hooks.jsonl"
 
     def __init__(
         self,
@@ -114,7 +113,7 @@ class CaptureReplay:
         self.runtime_dir = runtime_dir
         self.run_dir = ensure_run_dir(runtime_dir, RUN_ID)
         self.adapter = adapter
-        self.hooks = hook_log(capture)
+        self.hooks = hook_log(capture, self.log)
         self.armed = None if armed is None else frozenset(armed)
         self.agent_pid = 0
         """The agent process the hooks name; 0 as in the captures, which kept none."""

@@ -15,7 +15,7 @@ EPS = 0.0005
 def test_approval_opens_at_the_hook_and_closes_when_approved(replay: ReplayFactory) -> None:
     r = replay("tui-approve")
     # The prompt's hook names no turn; the transcript's user.message, ~50 ms later, opens it.
-    r.to(r.record_time("user.message") + EPS)
+    r.to(r.event_time("user.message") + EPS)
     assert r.chat().state == "working"
     # The hook comes first: the transcript's permission.requested is written after it returns.
     r.to(r.hook_time("permissionRequest") + EPS)
@@ -25,10 +25,10 @@ def test_approval_opens_at_the_hook_and_closes_when_approved(replay: ReplayFacto
         "bash",
     )
     assert chat.pending_approval.tool_input == {"command": "echo hi > out.txt"}
-    r.to(r.record_time("permission.requested") + EPS)
+    r.to(r.event_time("permission.requested") + EPS)
     chat = r.chat()
     assert chat.pending_approval is not None and chat.pending_approval.tool_use_id == "call_1_0"
-    r.to(r.record_time("permission.completed") + EPS)
+    r.to(r.event_time("permission.completed") + EPS)
     assert (r.chat().state, r.chat().pending_approval) == ("working", None)
     r.to(r.hook_time("agentStop") + EPS)
     chat = r.chat()
@@ -46,9 +46,9 @@ def test_esc_on_the_prompt_fires_no_hook_and_the_transcript_ends_the_turn(
     replay: ReplayFactory,
 ) -> None:
     r = replay("tui-deny-esc")
-    r.to(r.record_time("permission.requested") + EPS)
+    r.to(r.event_time("permission.requested") + EPS)
     assert r.chat().state == "needs_input" and r.chat().pending_approval is not None
-    r.to(r.record_time("abort") + EPS)
+    r.to(r.event_time("abort") + EPS)
     chat = r.chat()
     assert (chat.state, chat.activity, chat.pending_approval) == ("needs_input", "idle", None)
     assert chat.messages[-1].kind == "interrupt"
@@ -56,7 +56,7 @@ def test_esc_on_the_prompt_fires_no_hook_and_the_transcript_ends_the_turn(
 
 def test_a_question_is_the_form_until_answered(replay: ReplayFactory) -> None:
     r = replay("tui-question")
-    r.to(r.record_time("tool.execution_start") + EPS)
+    r.to(r.event_time("tool.execution_start") + EPS)
     chat = r.chat()
     assert chat.state == "question" and chat.pending_dialog is not None
     assert chat.pending_dialog.prompt == "Which color do you prefer?"
@@ -69,11 +69,11 @@ def test_a_question_is_the_form_until_answered(replay: ReplayFactory) -> None:
 
 def test_an_interrupt_fires_no_hook_and_abort_ends_the_turn(replay: ReplayFactory) -> None:
     r = replay("tui-interrupt")
-    r.to(r.record_time("user.message") + 0.5)
+    r.to(r.event_time("user.message") + 0.5)
     assert r.chat().state == "working"
-    r.to(r.record_time("abort") + EPS)
+    r.to(r.event_time("abort") + EPS)
     assert (r.chat().state, r.chat().activity) == ("needs_input", "idle")
-    r.to(r.record_time("user.message", 1) + EPS)
+    r.to(r.event_time("user.message", 1) + EPS)
     assert r.chat().state == "working"
 
 
@@ -91,7 +91,7 @@ def test_clear_moves_to_the_new_session_and_restarts_seq(replay: ReplayFactory) 
 
 def test_print_mode_asks_and_is_denied_by_itself_no_wait_remains(replay: ReplayFactory) -> None:
     r = replay("print-denied")
-    r.to(r.record_time("permission.completed") + EPS)
+    r.to(r.event_time("permission.completed") + EPS)
     chat = r.chat()
     assert chat.pending_approval is None and chat.state == "working"
     r.to(r.end())

@@ -14,13 +14,13 @@ from tests.adapters.pi.conftest import CAPTURES, EPS, ReplayFactory
 
 def test_the_confirm_dialog_is_the_approval_until_answered_yes(replay: ReplayFactory) -> None:
     r = replay("tui-approve")
-    r.to(r.time("session_start") + EPS)
+    r.to(r.hook_time("session_start") + EPS)
     chat = r.chat()
     # Pi writes the session file at its first answer: the spool alone, no turn yet.
     assert (chat.state, chat.transcript_path, chat.messages) == ("idle", "", [])
-    r.to(r.time("agent_start") + EPS)
+    r.to(r.hook_time("agent_start") + EPS)
     assert r.chat().state == "working"
-    r.to(r.time("permission_asked") + EPS)
+    r.to(r.hook_time("permission_asked") + EPS)
     chat = r.chat()
     assert chat.state == "needs_input" and chat.pending_approval is not None
     assert (chat.pending_approval.tool_name, chat.pending_approval.tool_input) == (
@@ -30,9 +30,9 @@ def test_the_confirm_dialog_is_the_approval_until_answered_yes(replay: ReplayFac
     assert chat.pending_approval.tool_use_id == "call_1_0"
     # The file, there by now, shows the call as it shows a running one: toolUse, no result.
     assert [m.kind for m in chat.messages] == ["text", "tool_call"]
-    r.to(r.time("permission_replied") + EPS)
+    r.to(r.hook_time("permission_replied") + EPS)
     assert (r.chat().state, r.chat().pending_approval) == ("working", None)
-    r.to(r.time("agent_end") + EPS)
+    r.to(r.hook_time("agent_end") + EPS)
     chat = r.chat()
     assert (chat.state, chat.activity) == ("needs_input", "idle")
     assert [(m.kind, m.role) for m in chat.messages] == [
@@ -46,11 +46,11 @@ def test_the_confirm_dialog_is_the_approval_until_answered_yes(replay: ReplayFac
 
 def test_no_blocks_the_call_and_the_turn_goes_on(replay: ReplayFactory) -> None:
     r = replay("tui-deny")
-    r.to(r.time("permission_asked") + EPS)
+    r.to(r.hook_time("permission_asked") + EPS)
     assert r.chat().pending_approval is not None
-    r.to(r.time("permission_replied") + EPS)
+    r.to(r.hook_time("permission_replied") + EPS)
     assert (r.chat().state, r.chat().pending_approval) == ("working", None)
-    r.to(r.time("agent_end") + EPS)
+    r.to(r.hook_time("agent_end") + EPS)
     chat = r.chat()
     assert (chat.state, chat.activity) == ("needs_input", "idle")
     (result,) = [m for m in chat.messages if m.kind == "tool_result"]
@@ -59,29 +59,29 @@ def test_no_blocks_the_call_and_the_turn_goes_on(replay: ReplayFactory) -> None:
 
 def test_esc_interrupts_the_turn(replay: ReplayFactory) -> None:
     r = replay("tui-interrupt")
-    r.to(r.time("agent_start") + EPS)
+    r.to(r.hook_time("agent_start") + EPS)
     assert r.chat().state == "working"
-    r.to(r.time("agent_end") + EPS)
+    r.to(r.hook_time("agent_end") + EPS)
     chat = r.chat()
     assert (chat.state, chat.activity) == ("needs_input", "idle")
     assert [e.detail for e in chat.evidence] == ["interrupted"]
     assert chat.messages[-1].kind == "interrupt" and chat.messages[-1].text == "Operation aborted"
-    r.to(r.time("agent_start", 1) + EPS)
+    r.to(r.hook_time("agent_start", 1) + EPS)
     assert r.chat().state == "working"
 
 
 def test_new_moves_to_the_next_session_file_once_pi_writes_it(replay: ReplayFactory) -> None:
     r = replay("tui-new")
     first, second = r.names()
-    r.to(r.time("agent_end") + EPS)
+    r.to(r.hook_time("agent_end") + EPS)
     assert r.chat().transcript_path == r.path(first)
-    r.to(r.time("session_start", 1) + EPS)
+    r.to(r.hook_time("session_start", 1) + EPS)
     chat = r.chat()
     # The next file is named but not written yet: the new session's spool alone.
     assert (chat.state, chat.transcript_path, chat.messages) == ("idle", "", [])
-    r.to(r.time("agent_start", 1) + EPS)
+    r.to(r.hook_time("agent_start", 1) + EPS)
     assert r.chat().state == "working"
-    r.to(r.time("agent_end", 1) + EPS)
+    r.to(r.hook_time("agent_end", 1) + EPS)
     chat = r.chat()
     assert chat.transcript_path == r.path(second)
     assert [m.seq for m in chat.messages] == [1, 2]
