@@ -242,7 +242,8 @@ def run_scenarios(cli: Cli, version: str, binary: Path, pytest_args: list[str]) 
 
 def table(outcomes: list[Outcome], when: str) -> str:
     rows = [
-        f"Tier-2 scenarios, run by `make compat` on {when}:",
+        f"Tier-2 scenarios, run by `make compat` on {when} (the pinned release and the "
+        "newest on npm; one row where they are the same):",
         "",
         "| CLI | version | passed | failed | skipped | result | not known to agentspool |",
         "|---|---|---|---|---|---|---|",
