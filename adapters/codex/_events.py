@@ -58,15 +58,7 @@ class EventRecords(RolloutState):
         if msg.turn_id:
             self.turn = msg.turn_id
             self._turn_open, self._prompted = True, False
-            # Built in place (not _started): every turn writes one (ADR 0009).
-            self.events.append(
-                ev.TurnStarted(
-                    turn_id=msg.turn_id,
-                    at=epoch_seconds(line.timestamp),
-                    source="transcript:task_started",
-                    epoch=self.thread_id,
-                )
-            )
+            self._started(line.timestamp, msg.turn_id, "transcript:task_started")
 
     def _task_complete(self, line: EventLine, msg: EventMsg) -> None:
         turn = msg.turn_id or self.turn

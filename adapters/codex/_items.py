@@ -172,19 +172,13 @@ class ItemRecords(RolloutState):
         call_id = item.call_id or item.id or self._fallback_id(line)
         arguments = arguments_of(item.arguments if item.arguments is not None else item.input)
         self.open_calls[call_id] = (name, arguments, turn)
-        self._names[call_id] = name
-        # Built in place (not _call_record): most turns make calls (ADR 0009).
-        self._append(
-            Message(
-                id=item.id or f"call:{call_id}",
-                kind="tool_call",
-                role="assistant",
-                timestamp=line.timestamp,
-                tool_name=name,
-                tool_use_id=call_id,
-                tool_input=arguments,
-                presentation=presentation(name, item.namespace or ""),
-            )
+        self._call_record(
+            line,
+            item.id or f"call:{call_id}",
+            call_id,
+            name,
+            arguments,
+            shown=presentation(name, item.namespace or ""),
         )
         at = epoch_seconds(line.timestamp)
         source = "transcript:" + item.type

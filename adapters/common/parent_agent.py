@@ -1,7 +1,8 @@
 """What the providers whose agent process runs their hooks (the hook's parent: Gemini
-CLI, Qwen Code, Kimi Code) share: the translator's bookkeeping of every record — the
-agent's pid, schema drift, the cwd — and the adapter's parts built on it (the read's live
-signals, ``spool_sig``'s watched paths).
+CLI, Qwen Code, Kimi Code, Copilot CLI) or writes the spool itself (Pi's extension)
+share: the translator's bookkeeping of every record — the agent's pid, schema drift, the
+cwd — and the adapter's parts built on it (the read's live signals, ``spool_sig``'s
+watched paths).
 """
 
 from __future__ import annotations

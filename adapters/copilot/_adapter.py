@@ -29,21 +29,11 @@ from typing import ClassVar
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.resume import ResumedFile
-from agentspool.adapters.common.spooled import (
-    ITSELF,
-    Live,
-    RunHandle,
-    SpoolBackedAdapter,
-    TranscriptView,
-    TranslatedSpool,
-    agent_watched,
-    ended_if_gone,
-    translated_live,
-)
+from agentspool.adapters.common.spooled import ITSELF, Live, RunHandle, TranscriptView
 from agentspool.adapters.copilot import _install, _lifecycle, _sessions, _signals
 from agentspool.adapters.copilot._transcript import EventsParser, HistoryParser
-from agentspool.core.events import Event
 from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
     Capabilities,
@@ -56,10 +46,10 @@ from agentspool.core.seam import (
     UsageView,
 )
 
-_SpoolView = TranslatedSpool[_signals.HookTranslator]
+_SpoolView = SettledSpool[_signals.HookTranslator]
 
 
-class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
+class Copilot(ParentAgentAdapter[_signals.HookTranslator, EventsParser]):
     """The declaration: hook records through ``_signals.HookTranslator``, the session's
     ``events.jsonl`` through ``EventsParser``, hooks armed per run by ``_lifecycle``
     (a plugin dir) or once by ``_install`` (a hooks file in the CLI's hooks folder)."""
@@ -83,25 +73,13 @@ class Copilot(SpoolBackedAdapter[_SpoolView, EventsParser]):
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         return _lifecycle.setup(run_id, runtime_dir)
 
-    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return TranslatedSpool(run.run_dir, _signals.HookTranslator())
+    def _new_translator(self) -> _signals.HookTranslator:
+        return _signals.HookTranslator()
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
     ) -> TranscriptView[EventsParser]:
         return TranscriptView(JsonlFollower(transcript_path, run_id), EventsParser)
-
-    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
-        return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
-
-    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        # Not kept: a dead copilot process ends whatever its hooks left open.
-        return translated_live(spool.translator, ended_if_gone(spool.translator))
-
-    def _spool_events(
-        self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: EventsParser | None
-    ) -> list[Event]:
-        return spool.events
 
     def _facts(self, run: RunHandle[_SpoolView], parser: EventsParser) -> tuple[str, str, str]:
         return parser.session_id, parser.title, parser.cwd

@@ -32,14 +32,12 @@ import glob
 import os
 from typing import Any
 
-import msgspec
-
-from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.adapters.common.translator import HookFields, hook_base
 from agentspool.adapters.copilot._schema import HOOK_FIELDS
 from agentspool.adapters.copilot._transcript import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.core import events as ev
-from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
 
 HOME_ENV = "COPILOT_HOME"
@@ -55,15 +53,13 @@ def transcript_of(home: str, session_id: str) -> str:
     return os.path.join(home, "session-state", session_id, "events.jsonl")
 
 
-class HookPayload(msgspec.Struct):
-    sessionId: str = ""  # noqa: N815 - the CLI's own name
-    cwd: str = ""
-    transcriptPath: str = ""  # noqa: N815
-    toolName: str = ""  # noqa: N815
-    toolInput: Any = None  # noqa: N815
-    toolArgs: Any = None  # noqa: N815
-    source: str = ""
-    reason: str = ""
+class HookPayload(HookFields, rename="camel"):
+    # The shared fields named again so that they, too, are read camelCase (``sessionId``).
+    session_id: str = ""
+    tool_name: str = ""
+    transcript_path: str = ""
+    tool_input: Any = None
+    tool_args: Any = None
 
 
 decode = HookDecoder(HookPayload)
@@ -85,20 +81,16 @@ def _agent_home(pid: int) -> str:
 _TURN_BOUNDS = frozenset(("userPromptSubmitted", "agentStop", "sessionEnd"))
 
 
-class HookTranslator:
+class HookTranslator(ParentAgentHooks[HookPayload]):
     """Spool records → events, in spool order."""
 
     def __init__(self) -> None:
-        self.cwd = ""
-        self.undecodable = 0
-        self.agent_pid = 0
-        self.agent_seen_ns = 0
+        super().__init__(decode, HOOK_FIELDS)
+        self.home = ""
+        """The agent's ``COPILOT_HOME`` (from ``agentStop``'s transcript or its process)."""
         self.session_id = ""
         self.ended = False
         """The latest session's ``sessionEnd`` came (``/clear`` or ``/exit``)."""
-        self.home = ""
-        """The agent's ``COPILOT_HOME`` (from ``agentStop``'s transcript or its process)."""
-        self.drift = DriftCounter(HOOK_FIELDS)
         self.open_shell_calls: list[Any] = []
         """The ``toolArgs`` of each ``bash`` call whose ``preToolUse`` came and whose
         ``postToolUse`` has not (no hook names a call: told apart by their arguments)."""
@@ -115,40 +107,40 @@ class HookTranslator:
                 return os.path.join(os.path.dirname(locks[0]), "events.jsonl")
         return transcript_of(home, self.session_id)
 
+    @transcript_path.setter
+    def transcript_path(self, path: str) -> None:
+        # The file a hook names (``agentStop`` alone) says where the agent's sessions are;
+        # the run's transcript is then its latest session's (after ``/clear``, the next).
+        if path:
+            self.home = os.path.dirname(os.path.dirname(os.path.dirname(path)))
+
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        hook = decode(record)
+        agent_pid = self.agent_pid
+        hook = self.take(record)
         if hook is None:
-            self.undecodable += 1
             return []
+        if self.agent_pid != agent_pid and not self.home:
+            self.home = _agent_home(self.agent_pid)
         name = record.event
-        if record.agent_pid > 1 and record.agent_pid != self.agent_pid:
-            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
-            self.home = self.home or _agent_home(record.agent_pid)
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
-        if hook.cwd:
-            self.cwd = hook.cwd
-        session = hook.sessionId
-        if hook.transcriptPath:
-            self.home = os.path.dirname(os.path.dirname(os.path.dirname(hook.transcriptPath)))
+        session = hook.session_id
+        self._locate(hook.transcript_path, name)
         if session and name != "sessionEnd":
             self.session_id, self.ended = session, False
-        at, source = record.wall_ns / 1e9, f"hook:{name}"
-        common: dict[str, Any] = {"at": at, "source": source, "epoch": session}
+        common = hook_base(record, session)
         if name == "sessionStart":
             return [ev.SessionStarted(how=hook.source or "new", **common)]
         if name == "permissionRequest":
-            tool_input = hook.toolInput if isinstance(hook.toolInput, dict) else {}
+            tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
             return [
                 ev.InputRequested(
                     kind="approval",
-                    tool_name=hook.toolName,
+                    tool_name=hook.tool_name,
                     tool_input=tool_input,
                     **common,
                 )
             ]
-        if name == "preToolUse" and hook.toolName == QUESTION_TOOL:
-            arguments = hook.toolArgs if isinstance(hook.toolArgs, dict) else {}
+        if name == "preToolUse" and hook.tool_name == QUESTION_TOOL:
+            arguments = hook.tool_args if isinstance(hook.tool_args, dict) else {}
             return [
                 ev.InputRequested(
                     kind="question",
@@ -158,8 +150,8 @@ class HookTranslator:
                     **common,
                 )
             ]
-        if name in _TURN_BOUNDS or hook.toolName == SHELL_TOOL:
-            self._follow_shell_call(name, hook.toolArgs)
+        if name in _TURN_BOUNDS or hook.tool_name == SHELL_TOOL:
+            self._follow_shell_call(name, hook.tool_args)
         if name == "postToolUse":
             return [ev.InputResolved(**common)]
         if name == "agentStop":
@@ -178,9 +170,3 @@ class HookTranslator:
             self.open_shell_calls.append(arguments)
         elif name == "postToolUse" and arguments in self.open_shell_calls:
             self.open_shell_calls.remove(arguments)
-
-    def agent_gone(self) -> bool:
-        """The process that ran the hooks is dead, or its pid names a younger process."""
-        return (
-            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
-        )

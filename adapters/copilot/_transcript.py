@@ -33,6 +33,7 @@ import msgspec
 from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.common.resume import RecordLog, SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.adapters.common.tokens import count_at
 from agentspool.adapters.copilot._schema import EVENT_FIELDS
 from agentspool.core import events as ev
 from agentspool.core.seam import DialogOption, Message, PendingDialog, TranscriptFacts, Usage
@@ -95,16 +96,11 @@ def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
 def usage_of(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
-
-    def count(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) else 0
-
     return Usage(
-        input_tokens=count("inputTokens"),
-        output_tokens=count("outputTokens"),
-        cached_input_tokens=count("cacheReadTokens"),
-        cache_write_tokens=count("cacheWriteTokens"),
+        input_tokens=count_at(raw, "inputTokens"),
+        output_tokens=count_at(raw, "outputTokens"),
+        cached_input_tokens=count_at(raw, "cacheReadTokens"),
+        cache_write_tokens=count_at(raw, "cacheWriteTokens"),
     )
 
 

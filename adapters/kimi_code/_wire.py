@@ -31,6 +31,7 @@ import msgspec
 from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.jsonl import DECODE_ERRORS
 from agentspool.adapters.common.lines import LineParser
+from agentspool.adapters.common.tokens import folded_usage
 from agentspool.adapters.kimi_code._schema import IGNORED, WIRE_TYPES
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, Usage
@@ -79,16 +80,12 @@ def _text(content: Any) -> str:
 
 
 def _tokens(raw: dict[str, Any]) -> Usage:
-    def n(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) else 0
-
-    read, written = n("inputCacheRead"), n("inputCacheCreation")
-    return Usage(
-        input_tokens=n("inputOther") + read + written,
-        output_tokens=n("output"),
-        cached_input_tokens=read,
-        cache_write_tokens=written,
+    return folded_usage(
+        raw,
+        uncached="inputOther",
+        output="output",
+        cache_read="inputCacheRead",
+        cache_write="inputCacheCreation",
     )
 
 

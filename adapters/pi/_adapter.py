@@ -30,17 +30,8 @@ import msgspec
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.jsonl import JsonlFollower
-from agentspool.adapters.common.spooled import (
-    ITSELF,
-    Live,
-    RunHandle,
-    SpoolBackedAdapter,
-    TranscriptView,
-    TranslatedSpool,
-    agent_watched,
-    ended_if_gone,
-    translated_live,
-)
+from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
+from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.pi import _install, _lifecycle
 from agentspool.adapters.pi._signals import SpoolTranslator
 from agentspool.adapters.pi._transcript import SHELL_TOOL, SessionParser
@@ -72,12 +63,10 @@ def session_header(path: str) -> _Header | None:
     return header if header.type == "session" and header.id else None
 
 
-class _SpoolView(TranslatedSpool[SpoolTranslator]):
-    def __init__(self, run_dir: str) -> None:
-        super().__init__(run_dir, SpoolTranslator())
+_SpoolView = SettledSpool[SpoolTranslator]
 
 
-class Pi(SpoolBackedAdapter[_SpoolView, SessionParser]):
+class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
     """The declaration: extension records through ``SpoolTranslator``, the session file
     through ``SessionParser``, the extension armed per run by ``_lifecycle`` (``-e``) or
     once by ``_install`` (Pi's extensions folder); discovery, session files and the
@@ -116,8 +105,8 @@ class Pi(SpoolBackedAdapter[_SpoolView, SessionParser]):
         return ""
 
     # -- reading -----------------------------------------------------------------------
-    def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return _SpoolView(run.run_dir)
+    def _new_translator(self) -> SpoolTranslator:
+        return SpoolTranslator()
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
@@ -126,12 +115,6 @@ class Pi(SpoolBackedAdapter[_SpoolView, SessionParser]):
         return TranscriptView(
             JsonlFollower(transcript_path, run_id), lambda: SessionParser(lifecycle=not live)
         )
-
-    def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
-        return agent_watched(spool.translator.transcript_path, spool.translator.agent_pid)
-
-    def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
-        return translated_live(spool.translator, ended_if_gone(spool.translator))
 
     def _spool_events(
         self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: SessionParser | None

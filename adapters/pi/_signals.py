@@ -23,46 +23,38 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
-from agentspool.adapters.common.drift import DriftCounter
+from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
+from agentspool.adapters.common.translator import HookFields
 from agentspool.adapters.pi._schema import SPOOL_FIELDS
 from agentspool.core import events as ev
-from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
 
 _OUTCOMES: dict[str, Any] = {"aborted": "interrupted", "error": "failed"}
 
 
-class SpoolPayload(msgspec.Struct):
-    sessionId: str = ""  # noqa: N815 - the CLI's own name
-    reason: str = ""
-    sessionFile: str = ""  # noqa: N815
-    cwd: str = ""
-    toolCallId: str = ""  # noqa: N815
-    toolName: str = ""  # noqa: N815
+class SpoolPayload(HookFields, rename="camel"):
+    # The shared fields named again so that they, too, are read camelCase (``sessionId``).
+    session_id: str = ""
+    tool_name: str = ""
+    session_file: str = ""
+    tool_call_id: str = ""
     args: Any = None
     input: Any = None
-    stopReason: str = ""  # noqa: N815
+    stop_reason: str = ""
 
 
 decode = HookDecoder(SpoolPayload)
 
 
-class SpoolTranslator:
-    """Spool records → events, per session, in spool order."""
+class SpoolTranslator(ParentAgentHooks[SpoolPayload]):
+    """Spool records → events, per session, in spool order. ``transcript_path``: the
+    session file the latest ``session_start`` named (it may not exist yet)."""
 
     def __init__(self) -> None:
-        self.cwd = ""
-        self.undecodable = 0
-        self.agent_pid = 0
-        self.agent_seen_ns = 0
+        super().__init__(decode, SPOOL_FIELDS)
         self.session_id = ""
-        self.transcript_path = ""
-        """The session file the latest ``session_start`` named (it may not exist yet)."""
         self.events: dict[str, list[ev.Event]] = {}
-        self.drift = DriftCounter(SPOOL_FIELDS)
         self.open_calls: dict[str, tuple[str, Any]] = {}
         """Calls running now: call id → tool name and arguments, oldest first."""
         self._turns: dict[str, int] = {}
@@ -72,20 +64,14 @@ class SpoolTranslator:
         return self.events.get(self.session_id if session_id is None else session_id, [])
 
     def translate(self, record: SpoolRecord) -> list[ev.Event]:
-        payload = decode(record)
+        payload = self.take(record)
         if payload is None:
-            self.undecodable += 1
             return []
         name = record.event
-        if record.agent_pid > 1 and record.agent_pid != self.agent_pid:
-            self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
-        if name not in self.drift.checked and not record.truncated:
-            self.drift.see(name, record.payload)
-        session = payload.sessionId
+        session = payload.session_id
         if name == "session_start":
             self.session_id, self.open_calls = session, {}
-            self.transcript_path = payload.sessionFile or self.transcript_path
-            self.cwd = payload.cwd or self.cwd
+            self.transcript_path = payload.session_file or self.transcript_path
         event = self._event(name, payload, record.wall_ns / 1e9)
         if event is None:
             return []
@@ -93,22 +79,22 @@ class SpoolTranslator:
         return [event]
 
     def _event(self, name: str, payload: SpoolPayload, at: float) -> ev.Event | None:
-        session = payload.sessionId
+        session = payload.session_id
         common: dict[str, Any] = {"at": at, "source": f"spool:{name}", "epoch": session}
         turn = f"agent-{self._turns.get(session, 0)}"
-        call = payload.toolCallId
+        call = payload.tool_call_id
         if name == "session_start":
             return ev.SessionStarted(how=payload.reason or "startup", **common)
         if name == "agent_start":
             self._turns[session] = self._turns.get(session, 0) + 1
             return ev.TurnStarted(turn_id=f"agent-{self._turns[session]}", **common)
         if name == "agent_end":
-            outcome = _OUTCOMES.get(payload.stopReason, "completed")
+            outcome = _OUTCOMES.get(payload.stop_reason, "completed")
             return ev.TurnStopped(turn_id=turn, outcome=outcome, **common)
         if name == "tool_execution_start":
-            self.open_calls[call] = (payload.toolName, payload.args)
+            self.open_calls[call] = (payload.tool_name, payload.args)
             return ev.ToolStarted(
-                turn_id=turn, tool_use_id=call, tool_name=payload.toolName, **common
+                turn_id=turn, tool_use_id=call, tool_name=payload.tool_name, **common
             )
         if name == "tool_execution_end":
             self.open_calls.pop(call, None)
@@ -119,7 +105,7 @@ class SpoolTranslator:
                 turn_id=turn,
                 kind="approval",
                 tool_use_id=call,
-                tool_name=payload.toolName,
+                tool_name=payload.tool_name,
                 tool_input=tool_input,
                 **common,
             )
@@ -129,9 +115,3 @@ class SpoolTranslator:
             self.open_calls = {}
             return ev.SessionEnded(reason=payload.reason, **common)
         return None
-
-    def agent_gone(self) -> bool:
-        """The Pi process that wrote the records is dead, or its pid names a younger one."""
-        return (
-            bool(self.agent_pid) and _proc.same_process(self.agent_pid, self.agent_seen_ns) is None
-        )

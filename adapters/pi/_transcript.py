@@ -29,6 +29,7 @@ import msgspec
 from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.adapters.common.tokens import folded_usage
 from agentspool.adapters.pi._schema import ENTRY_FIELDS
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, Usage
@@ -70,17 +71,8 @@ def usage_of(raw: Any) -> Usage | None:
     """Pi's usage, folded: its ``input`` leaves out the cache reads and writes."""
     if not isinstance(raw, dict):
         return None
-
-    def count(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) else 0
-
-    read, written = count("cacheRead"), count("cacheWrite")
-    return Usage(
-        input_tokens=count("input") + read + written,
-        output_tokens=count("output"),
-        cached_input_tokens=read,
-        cache_write_tokens=written,
+    return folded_usage(
+        raw, uncached="input", output="output", cache_read="cacheRead", cache_write="cacheWrite"
     )
 
 
