@@ -16,7 +16,7 @@ from agentspool.spool.read import SpoolRecord
 
 View = TypeVar("View", bound=msgspec.Struct)
 
-_FIELD = re.compile(rb'"([a-z_]+)":\s*"((?:[^"\\]|\\.)*)"')
+_FIELD = re.compile(rb'"([A-Za-z_]+)":\s*"((?:[^"\\]|\\.)*)"')
 
 
 def salvage(payload: bytes, head_bytes: int, keys: frozenset[str]) -> dict[str, str]:
@@ -46,8 +46,13 @@ class HookDecoder(Generic[View]):
         self._view = view
         self._decode = msgspec.json.Decoder(view).decode
         hints = get_type_hints(view)
+        # The names the payload spells (a camelCase view's ``sessionId``), as convert reads them.
         self._keys = frozenset(
-            name for name in view.__struct_fields__ if hints[name] in (str, str | None)
+            spelled
+            for name, spelled in zip(
+                view.__struct_fields__, view.__struct_encode_fields__, strict=True
+            )
+            if hints[name] in (str, str | None)
         )
 
     def __call__(self, record: SpoolRecord) -> View | None:
