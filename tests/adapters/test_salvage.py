@@ -36,21 +36,21 @@ def test_a_cut_copilot_payload_keeps_its_camel_case_ids(runtime_dir: str) -> Non
     payload = {
         "sessionId": SESSION,
         "timestamp": 1764700000000,
-        "cwd": "/work",
+        "cwd": "/home/u",
         "toolName": "bash",
         "toolArgs": json.dumps({"command": "cat big.log"}),
         "toolResult": {"resultType": "success", "textResultForLlm": "x" * (10 << 20)},
     }
     hook = copilot_decode(_cut_record("copilot", "postToolUse", payload, runtime_dir))
     assert hook is not None
-    assert (hook.session_id, hook.tool_name, hook.cwd) == (SESSION, "bash", "/work")
+    assert (hook.session_id, hook.tool_name, hook.cwd) == (SESSION, "bash", "/home/u")
 
 
 def test_a_cut_claude_code_payload_keeps_its_snake_case_ids(runtime_dir: str) -> None:
     payload = {
         "session_id": SESSION,
-        "transcript_path": "/work/t.jsonl",
-        "cwd": "/work",
+        "transcript_path": "/home/u/t.jsonl",
+        "cwd": "/home/u",
         "hook_event_name": "PostToolUse",
         "tool_name": "Bash",
         "tool_response": {"stdout": "x" * (10 << 20)},
