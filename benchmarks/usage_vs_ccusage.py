@@ -106,7 +106,8 @@ def _env(home: str, claude: str) -> dict[str, str]:
         "XDG_CONFIG_HOME": os.path.join(home, ".config"),
         "XDG_CACHE_HOME": os.path.join(home, ".cache"),
         "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
-        "AGENTSPOOL_DATA_DIR": os.path.join(home, "data"),
+        # No AGENTSPOOL_DATA_DIR: the store where a user's is (in XDG_DATA_HOME, above),
+        # found as the command finds it for them.
         "AGENTSPOOL_RUNTIME_DIR": os.path.join(home, "run"),
         "TZ": "UTC",
         "NO_COLOR": "1",

@@ -20,7 +20,6 @@ table is never kept (its layout follows the terminal), nor an answer with a warn
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections.abc import Sequence
@@ -55,9 +54,10 @@ def _code() -> list[object]:
 
 def _key(argv: Sequence[str]) -> str:
     env = sorted((k, v) for k, v in os.environ.items() if k not in VOLATILE)
-    # repr: the same bytes for equal values (marshal's depend on how objects are shared).
-    made = repr((VERSION, list(argv), os.getcwd(), env, _code()))
-    return VERSION + ":" + hashlib.sha256(made.encode(errors="surrogateescape")).hexdigest()
+    # repr: the same text for equal values (marshal's bytes depend on how objects are
+    # shared). Kept whole, not hashed: hashlib loads OpenSSL, 2-4 ms of a ~25 ms answer,
+    # and the key is a few KB of the store (``remember`` drops the stale ones).
+    return VERSION + ":" + repr((VERSION, list(argv), os.getcwd(), env, _code()))
 
 
 def _store_path(argv: Sequence[str]) -> str:

@@ -192,6 +192,10 @@ class SessionStore:
         """Keep ``value``, computed from the store as it is now, under ``key``: a result
         that only the store's contents decide (``usage``'s report)."""
         with self._transaction(changes=False):
+            # A result of an older generation can never stand again: the generation only grows.
+            self._db.execute(
+                "DELETE FROM remembered WHERE generation != (SELECT n FROM generation)"
+            )
             self._db.execute(
                 "INSERT OR REPLACE INTO remembered (key, generation, value) "
                 "VALUES (?, (SELECT n FROM generation), ?)",

@@ -381,3 +381,13 @@ def test_find_sessions_by_path_prefix_and_session_id_prefix(store: SessionStore)
     assert store.find_sessions("/p/b%") == store.find_sessions("") == []
     assert [s.session_id for s in store.sessions(include_subagents=False)] == ["abc-1", "zzz"]
     assert store.sessions(provider="other") == []
+
+
+def test_a_remembered_result_stands_until_the_store_changes_and_then_is_dropped(store) -> None:
+    store.remember("a", b"first")
+    assert store.remembered("a") == b"first"
+    store.save("t1", [])  # a write: the generation moves on
+    assert store.remembered("a") is None
+    store.remember("b", b"second")  # the stale one can never stand again: gone
+    rows = store._db.execute("SELECT key FROM remembered").fetchall()
+    assert [key for (key,) in rows] == ["b"]
