@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import tmux
+from . import homes, tmux
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 # `make compat` points these at another release, installed into its own prefix.
@@ -130,16 +130,16 @@ def start_tui(
     timeout: float = 60.0,
 ) -> tmux.Pane:
     """The TUI in a private tmux server, at its prompt."""
-    pane = tmux.start(
+    return homes.start_at_prompt(
         command(extra_args),
-        cwd=str(home.cwd),
+        cwd=home.cwd,
         env=build_env(home, extra_env),
+        ready=READY_MARKER,
+        panes=home.panes,
         width=width,
         height=height,
+        timeout=timeout,
     )
-    home.panes.append(pane)
-    pane.wait_for(READY_MARKER, timeout)
-    return pane
 
 
 submit = tmux.submit

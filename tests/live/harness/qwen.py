@@ -26,7 +26,7 @@ from typing import Any
 
 from . import tmux
 from .gemini import answer, logging_hooks, read_jsonl, wait_exited
-from .homes import git_work_dir, kill_panes, make_dirs, private_env, submit_to
+from .homes import git_work_dir, kill_panes, make_dirs, private_env, start_at_prompt, submit_to
 from .hooklog import read_hook_log
 
 __all__ = ["answer", "logging_hooks", "read_hook_log", "read_jsonl", "wait_exited"]
@@ -171,16 +171,16 @@ def start_tui(
     width: int = 160,
     height: int = 50,
 ) -> tmux.Pane:
-    pane = tmux.start(
+    return start_at_prompt(
         command(extra_args),
-        cwd=str(home.cwd),
+        cwd=home.cwd,
         env=build_env(home, extra_env),
+        ready=READY_MARKER,
+        panes=home.panes,
         width=width,
         height=height,
+        timeout=90.0,
     )
-    home.panes.append(pane)
-    pane.wait_for(READY_MARKER, timeout=90.0)
-    return pane
 
 
 def composer_text(screen: str) -> str | None:
