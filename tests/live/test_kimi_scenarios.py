@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 from harness import chat_server as cs
 from harness import kimi
-from harness.expect import after_turn, expect
+from harness.expect import CheckedRun, after_turn
 
 import agentspool
-from agentspool import Chat, read_chat
 
 pytestmark = [
     pytest.mark.live,
@@ -38,7 +37,9 @@ def _idle(screen: str) -> bool:
     return kimi.is_ready(screen) and kimi.APPROVAL_MARKER not in screen
 
 
-class Run:
+class Run(CheckedRun):
+    provider = PROVIDER
+
     def __init__(
         self,
         root: Path,
@@ -55,22 +56,9 @@ class Run:
         monkeypatch.setenv("AGENTSPOOL_RUNTIME_DIR", runtime_dir)
         agentspool.install(PROVIDER)
         env = {"AGENTSPOOL_RUNTIME_DIR": runtime_dir}
-        self.run_id = "run-1"
         if wrapped:
             env |= agentspool.setup(PROVIDER, self.run_id, runtime_dir).env
         self.pane = kimi.start_tui(self.home, extra_env=env)
-
-    def read(self) -> Chat:
-        return read_chat(PROVIDER, self.run_id, runtime_dir=self.runtime_dir)
-
-    def expect(
-        self, what: str, check: Callable[[Chat], bool], shown: Callable[[str], bool]
-    ) -> Chat:
-        return expect(self.pane, self.read, what, check, shown)
-
-    def close(self) -> None:
-        self.home.cleanup()
-        self.srv.stop()
 
 
 @pytest.fixture

@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 from harness import chat_server as cs
 from harness import qwen
-from harness.expect import after_turn, expect
+from harness.expect import CheckedRun, after_turn
 
 import agentspool
-from agentspool import Chat, read_chat
 
 pytestmark = [
     pytest.mark.live,
@@ -37,12 +36,13 @@ def _shell(command: str) -> cs.Reply:
     return cs.tool_call(qwen.SHELL_TOOL, {"command": command, "description": "Run a command"})
 
 
-class Run:
+class Run(CheckedRun):
+    provider = PROVIDER
+
     def __init__(
         self, root: Path, runtime_dir: str, replies: list[cs.Reply], *, wrapped: bool = True
     ) -> None:
         self.runtime_dir = runtime_dir
-        self.run_id = "run-1"
         self.srv = cs.ChatServer(replies, side=qwen.is_side_query).start()
         self.home = qwen.make_home(root, self.srv.base_url)
         env = {"AGENTSPOOL_RUNTIME_DIR": runtime_dir}
@@ -51,18 +51,6 @@ class Run:
         else:  # by hand, after `agentspool install qwen-code` into its own settings
             agentspool.install(PROVIDER, directory=str(self.home.qwen_dir))
         self.pane = qwen.start_tui(self.home, extra_env=env)
-
-    def read(self) -> Chat:
-        return read_chat(PROVIDER, self.run_id, runtime_dir=self.runtime_dir)
-
-    def expect(
-        self, what: str, check: Callable[[Chat], bool], shown: Callable[[str], bool]
-    ) -> Chat:
-        return expect(self.pane, self.read, what, check, shown)
-
-    def close(self) -> None:
-        self.home.cleanup()
-        self.srv.stop()
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from agentspool import Chat
+from agentspool import Chat, read_chat
 
-from . import tmux
+from . import chat_server, tmux
 
 SHOWN = 60.0
 """How long the CLI may take to show a state on a loaded machine."""
@@ -45,6 +45,32 @@ def expect(
     chat = read()
     assert check(chat), f"{what}: did not hold ({chat.state!r})"
     return chat
+
+
+class CheckedRun:
+    """One TUI against a scripted server, read as run ``run_id``: what a provider's
+    scenario ``Run`` sets up (``srv``, ``home``, ``pane``) and what every one does the
+    same way with it."""
+
+    provider: ClassVar[str]
+    run_id = "run-1"
+    runtime_dir: str
+    srv: chat_server.ChatServer
+    home: Any
+    """The CLI's private home (its harness's ``…Home``, with ``cleanup()``)."""
+    pane: tmux.Pane
+
+    def read(self) -> Chat:
+        return read_chat(self.provider, self.run_id, runtime_dir=self.runtime_dir)
+
+    def expect(
+        self, what: str, check: Callable[[Chat], bool], shown: Callable[[str], bool]
+    ) -> Chat:
+        return expect(self.pane, self.read, what, check, shown)
+
+    def close(self) -> None:
+        self.home.cleanup()
+        self.srv.stop()
 
 
 def after_turn(chat: Chat) -> bool:
