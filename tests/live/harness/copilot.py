@@ -22,14 +22,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import homes, tmux
+from . import homes, hooklog, tmux
 
 LIVE_DIR = Path(__file__).resolve().parent.parent
 # `make compat` points these at another release, installed into its own prefix.
@@ -61,17 +60,6 @@ HOOK_EVENTS = (
     "preCompact",
     "errorOccurred",
 )
-
-_HOOKLOG = """\
-import json, os, sys, time
-data = sys.stdin.buffer.read().decode("utf-8", "replace")
-line = json.dumps({"event": sys.argv[1], "time": time.time(), "ppid": os.getppid(),
-                   "payload": json.loads(data) if data.strip() else None}) + "\\n"
-fd = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-os.write(fd, line.encode())
-os.close(fd)
-"""
-
 
 # Shared by every CLI's harness (``homes``); named here as each CLI's module names them.
 submit = tmux.submit
@@ -143,15 +131,18 @@ def command(extra_args: Sequence[str] = ()) -> list[str]:
 
 
 def write_logging_plugin(home: CopilotHome, log: Path, *, python: str = "") -> Path:
-    """A plugin dir (pass ``--plugin-dir``) whose hooks append ``{event, time, ppid,
-    payload}`` to ``log`` for every event."""
+    """A plugin dir (pass ``--plugin-dir``) whose hooks append one line per event to
+    ``log`` (named ``hooks.jsonl``), through the one recorder (``hooklog``)."""
     plugin = home.root / "logging-plugin"
     plugin.mkdir(exist_ok=True)
-    script = plugin / "hooklog.py"
-    script.write_text(_HOOKLOG)
-    py = python or sys.executable
     hooks = {
-        event: [{"type": "command", "bash": f"{py} -I -S {script} {event} {log}", "timeoutSec": 10}]
+        event: [
+            {
+                "type": "command",
+                "bash": hooklog.command(event, log.parent, python or None),
+                "timeoutSec": 10,
+            }
+        ]
         for event in HOOK_EVENTS
     }
     (plugin / "plugin.json").write_text(
@@ -159,13 +150,6 @@ def write_logging_plugin(home: CopilotHome, log: Path, *, python: str = "") -> P
     )
     (plugin / "hooks.json").write_text(json.dumps({"version": 1, "hooks": hooks}, indent=2))
     return plugin
-
-
-def read_hook_log(log: Path) -> list[dict[str, Any]]:
-    try:
-        return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    except OSError:
-        return []
 
 
 def start_tui(

@@ -6,8 +6,8 @@ Each scenario writes ``<this dir>/<scenario>/``:
 
 * ``session-state/<id>/events.jsonl``  every session's transcript as it was at the end
 * ``at-<checkpoint>/``  the transcripts and ``open-sessions-state.json`` at a checkpoint
-* ``hooks.jsonl``       one line per hook run: ``{event, time, ppid, payload}`` (all 13
-  camelCase events, armed through ``--plugin-dir``)
+* ``hooks.jsonl``       one line per hook run (``harness/hooklog.py``: ``{event, time,
+  pid, ppid, payload}``; all 13 camelCase events, armed through ``--plugin-dir``)
 * ``screen-<checkpoint>.txt``  the TUI screen at each checkpoint
 * ``requests.jsonl``    digest of every request the server saw
 * ``notes.md``          the timeline (the private root replaced by ``$ROOT``)
@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
-from harness import copilot, recording, tmux  # noqa: E402
+from harness import copilot, hooklog, recording, tmux  # noqa: E402
 
 BASH = {"command": "echo hi > out.txt", "description": "Run a mock command"}
 ASK = {
@@ -61,7 +61,7 @@ class Capture(recording.Recording):
         self.srv.stop()
         hooks = self.log.read_text() if self.log.exists() else ""  # none: nothing armed
         (self.out / "hooks.jsonl").write_text(self.private(hooks))
-        events = [h["event"] for h in copilot.read_hook_log(self.log)]
+        events = [h["event"] for h in hooklog.read_hook_log(self.log)]
         requests = [
             f"{r.seq}:{r.kind} -> {r.reply_label}" for r in self.srv.requests if r.kind != "other"
         ]
@@ -91,7 +91,7 @@ class Capture(recording.Recording):
         self.shot(name)
 
     def hooks(self, event: str) -> int:
-        return sum(1 for h in copilot.read_hook_log(self.log) if h["event"] == event)
+        return sum(1 for h in hooklog.read_hook_log(self.log) if h["event"] == event)
 
     def wait_hook(self, event: str, count: int = 1, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
