@@ -18,10 +18,12 @@ in the capture → path) and ``submit``.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +159,24 @@ class ServedRecording(Recording):
                 raise TimeoutError(f"hook {event} {match} x{count} never fired")
             time.sleep(0.1)
         self.note(f"hook {event} {match or ''} x{n}")
+
+
+def record_scenarios(scenarios: Mapping[str, Callable[[], None]], names: Sequence[str]) -> int:
+    """A recorder's command line: each scenario named (default: all) recorded in turn,
+    private files only; one that fails is reported with its traceback (its notes say
+    more) and the others still recorded. Exit status 1 if any failed."""
+    os.umask(0o077)
+    failed = []
+    for name in names or list(scenarios):
+        print(f"== {name}", flush=True)
+        started = time.time()
+        try:
+            scenarios[name]()
+        except Exception:  # noqa: BLE001 - record the others; the notes say what failed
+            traceback.print_exc()
+            failed.append(name)
+        print(
+            f"   {'FAILED' if name in failed else 'ok'} ({time.time() - started:.1f} s)", flush=True
+        )
+    print("failed:", ", ".join(failed) or "none")
+    return 1 if failed else 0

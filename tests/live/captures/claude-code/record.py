@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import anthropic_server as api  # noqa: E402
-from harness import claude  # noqa: E402
+from harness import claude, recording  # noqa: E402
 
 MAX_TRANSCRIPT = 100_000
 
@@ -901,19 +901,6 @@ def tui_subagent_foreground() -> None:
         c.checkpoint("idle")
 
 
-def main(argv: list[str]) -> None:
-    todo = argv or list(SCENARIOS)
-    for name in todo:
-        print(f"=== {name}", flush=True)
-        t = time.time()
-        try:
-            SCENARIOS[name]()
-            print(f"    ok ({time.time() - t:.1f}s)", flush=True)
-        except Exception:  # noqa: BLE001
-            traceback.print_exc()
-            print(f"    FAILED ({time.time() - t:.1f}s)", flush=True)
-
-
 SCENARIOS: dict[str, Callable[[], None]] = {
     "print-text": print_text,
     "print-bash-denied": print_bash_denied,
@@ -939,4 +926,4 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 }
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(recording.record_scenarios(SCENARIOS, sys.argv[1:]))

@@ -19,7 +19,6 @@ import shutil
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -290,18 +289,5 @@ SCENARIOS = {
 }
 
 
-def main(names: list[str]) -> int:
-    failed = []
-    for name in names or list(SCENARIOS):
-        print(f"== {name}", flush=True)
-        try:
-            SCENARIOS[name]()
-        except Exception:  # noqa: BLE001 - record the others; the notes say what failed
-            traceback.print_exc()
-            failed.append(name)
-    print("failed:", failed or "none")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(recording.record_scenarios(SCENARIOS, sys.argv[1:]))

@@ -17,7 +17,6 @@ Each scenario writes ``<this dir>/<scenario>/``:
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import sys
 import tempfile
@@ -460,18 +459,5 @@ SCENARIOS = {
 }
 
 
-def main(names: list[str]) -> int:
-    failed = 0
-    for name in names or list(SCENARIOS):
-        started = time.time()
-        try:
-            SCENARIOS[name]()
-            print(f"{name}: ok ({time.time() - started:.1f}s)")
-        except Exception as exc:  # noqa: BLE001 - the notes keep the traceback
-            failed += 1
-            print(f"{name}: FAILED {exc!r}")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(json.loads(json.dumps(sys.argv[1:]))))
+    sys.exit(recording.record_scenarios(SCENARIOS, sys.argv[1:]))

@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
-from harness import kimi  # noqa: E402
+from harness import kimi, recording  # noqa: E402
 from harness.recording import ServedRecording  # noqa: E402
 
 
@@ -134,11 +134,5 @@ def tui_session() -> None:
 SCENARIOS = {"tui-session": tui_session}
 
 
-def main(names: list[str]) -> None:
-    for name in names or list(SCENARIOS):
-        print(f"recording {name} ...", flush=True)
-        SCENARIOS[name]()
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(recording.record_scenarios(SCENARIOS, sys.argv[1:]))

@@ -16,14 +16,11 @@ extension, the run's own copy, passed with ``-e``) and writes ``<this dir>/<scen
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # tests/live
 
 from harness import chat_server as cs  # noqa: E402
-from harness import pi, tmux  # noqa: E402
+from harness import pi, recording, tmux  # noqa: E402
 
 from agentspool.adapters.pi import _lifecycle  # noqa: E402
 from agentspool.spool.read import read_all  # noqa: E402
@@ -40,19 +37,13 @@ BASH = {"command": "echo hi > out.txt"}
 RUN_ID = "capture"
 
 
-class Capture:
+class Capture(recording.Recording):
     def __init__(self, name: str, replies: list[cs.Reply]) -> None:
-        self.name = name
-        self.out = HERE / name
+        super().__init__(name, HERE / name)
         self.replies = replies
-        self.lines: list[str] = []
-        self.pane: tmux.Pane | None = None
-        self.t0 = time.time()
 
     def __enter__(self) -> Capture:
-        if self.out.is_dir():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
+        super().__enter__()
         self.root = Path(tempfile.mkdtemp(prefix=f"picap-{self.name}-"))
         self.srv = cs.ChatServer(self.replies).start()
         self.home = pi.make_home(self.srv.base_url, self.root)
@@ -62,11 +53,7 @@ class Capture:
         return self
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if exc is not None:
-            self.note("FAILED: " + "".join(traceback.format_exception(exc)).strip())  # type: ignore[arg-type]
-            if self.pane is not None:
-                with contextlib.suppress(Exception):
-                    self.shot("failure")
+        self.failed(exc)
         self.home.cleanup(keep=True)
         self.keep("sessions")
         self.srv.dump(str(self.out / "requests.jsonl"))
@@ -81,25 +68,22 @@ class Capture:
             for r in read_all(self.spawn.run_dir)
         ]
         text = "".join(json.dumps(row) + "\n" for row in rows)
-        (self.out / "spool.jsonl").write_text(self._private(text))
+        (self.out / "spool.jsonl").write_text(self.private(text))
         faults = Path(self.spawn.run_dir) / "hooks.log"
         if faults.exists():
             self.note("extension faults: " + faults.read_text())
-        self.write_notes(rows)
+        requests = [
+            f"{r.seq}:{r.kind} -> {r.reply_label}" for r in self.srv.requests if r.kind != "other"
+        ]
+        self.write_notes(
+            [
+                f"Spooled, in order: {', '.join(str(r['event']) for r in rows)}",
+                "",
+                "Requests: " + "; ".join(requests),
+                "",
+            ]
+        )
         shutil.rmtree(self.root, ignore_errors=True)
-
-    def _private(self, text: str) -> str:
-        return text.replace(str(self.root), "$ROOT")
-
-    def note(self, text: str) -> None:
-        self.lines.append(f"- t+{time.time() - self.t0:6.2f}s {text}")
-
-    def shot(self, checkpoint: str) -> str:
-        assert self.pane is not None
-        screen = self.pane.screen()
-        (self.out / f"screen-{checkpoint}.txt").write_text(self._private(screen))
-        self.note(f"screen `{checkpoint}`")
-        return screen
 
     def keep(self, folder: str) -> None:
         """The session files as they are now (raw: their paths name the private root)."""
@@ -138,11 +122,6 @@ class Capture:
         pi.submit(self.pane, text)
         self.note(f"typed {text!r} + Enter")
 
-    def press(self, *keys: str) -> None:
-        assert self.pane is not None
-        self.pane.send_keys(*keys)
-        self.note(f"pressed {' '.join(keys)}")
-
     def wait_screen(self, predicate: Callable[[str], bool], what: str) -> None:
         assert self.pane is not None
         self.pane.wait_until(predicate, 60)
@@ -152,24 +131,6 @@ class Capture:
         assert self.pane is not None
         pi.quit_tui(self.pane)
         self.note("the CLI exited")
-
-    def write_notes(self, rows: list[dict[str, object]]) -> None:
-        requests = [
-            f"{r.seq}:{r.kind} -> {r.reply_label}" for r in self.srv.requests if r.kind != "other"
-        ]
-        body = [
-            f"# {self.name}",
-            "",
-            *self.lines,
-            "",
-            "## Evidence summary",
-            "",
-            f"Spooled, in order: {', '.join(str(r['event']) for r in rows)}",
-            "",
-            f"Requests: {'; '.join(requests)}",
-            "",
-        ]
-        (self.out / "notes.md").write_text(self._private("\n".join(body)))
 
 
 def _approval(name: str, key: str) -> None:
@@ -250,19 +211,5 @@ SCENARIOS = {
 }
 
 
-def main(names: list[str]) -> int:
-    os.umask(0o077)
-    failed = []
-    for name in names or list(SCENARIOS):
-        print(f"== {name}", flush=True)
-        try:
-            SCENARIOS[name]()
-        except Exception:  # noqa: BLE001 - record the others; the notes say what failed
-            traceback.print_exc()
-            failed.append(name)
-    print("failed:", failed or "none")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(recording.record_scenarios(SCENARIOS, sys.argv[1:]))
