@@ -376,13 +376,4 @@ def replace(text: str, node: Node, style: Style, value: Any) -> str:
     return text[: node.start] + rendered + text[node.end :]
 
 
-def find_path(root: Node, *keys: str) -> Node | None:
-    node: Node | None = root
-    for key in keys:
-        if node is None or not node.is_object():
-            return None
-        node = node.member(key)
-    return node
-
-
 Predicate = Callable[[Any], bool]
