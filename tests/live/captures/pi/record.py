@@ -199,7 +199,7 @@ def print_runs() -> None:
             extra_env=cap.spawn.env,
         )
         cap.note(f"pi -p exited {done.returncode}")
-        (cap.out / "stdout.jsonl").write_text(cap._private(done.stdout))
+        (cap.out / "stdout.jsonl").write_text(cap.private(done.stdout))
 
 
 SCENARIOS = {
