@@ -75,6 +75,9 @@ class PriceTable:
                 self._rows.setdefault(model_id, []).append(row)
         for found in self._rows.values():
             found.sort(key=lambda r: r.since or dt.date.min)
+        self._in_effect: dict[tuple[str, dt.date], ModelPrice | None] = {}
+        """``price``'s answers: a report prices tens of thousands of entries of a few
+        models on a few hundred days."""
 
     def rows(self, model: str) -> list[ModelPrice]:
         """The model's rows, oldest first: by its id, or by its id without a snapshot
@@ -83,10 +86,16 @@ class PriceTable:
 
     def price(self, model: str, day: dt.date) -> ModelPrice | None:
         """The row in effect on ``day`` (UTC) for ``model``; ``None`` if it has none."""
+        key = (model, day)
+        try:
+            return self._in_effect[key]
+        except KeyError:
+            pass
         found = None
         for row in self.rows(model):
             if row.since is None or row.since <= day:
                 found = row
+        self._in_effect[key] = found
         return found
 
     def cost(self, model: str, day: dt.date, usage: Usage) -> float | None:

@@ -153,6 +153,8 @@ class _Entry(msgspec.Struct, kw_only=True, gc=False):
     model: str
     message_id: str
     usage: Usage
+    moment: dt.datetime | None
+    """The timestamp read as a moment (``None``: no readable time), read once."""
 
 
 def _has_tokens(usage: Usage) -> bool:
@@ -188,6 +190,7 @@ def _session_entries(
                 model=message.model,
                 message_id=message.message_id,
                 usage=usage,
+                moment=moment,
             )
         )
     return entries, first, last
@@ -237,30 +240,34 @@ def _key(entry: _Entry, by: UsageGrouping, day: str) -> tuple[str, str]:
     return "", entry.session.project
 
 
-def _add(row: UsageRow, entry: _Entry, cost: float | None) -> None:
+def _add(
+    row: UsageRow, entry: _Entry, figures: tuple[int, int, int, int], cost: float | None
+) -> None:
+    """Add one entry to a row; ``figures``: its plain input, output, cache read and cache
+    write tokens (computed once for the entry's row and the total)."""
+    provider, model, stamp = entry.session.provider, entry.model, entry.timestamp
     if not row.total_tokens:  # the row's first entry (every entry has tokens)
-        row.provider = entry.session.provider
-    elif row.provider != entry.session.provider:
+        row.provider = provider
+    elif row.provider != provider:
         row.provider = ""
-    usage = entry.usage
-    plain = usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens
+    plain, output, read, written = figures
     row.input_tokens += plain
-    row.output_tokens += usage.output_tokens
-    row.cache_read_tokens += usage.cached_input_tokens
-    row.cache_write_tokens += usage.cache_write_tokens
-    tokens = plain + usage.output_tokens + usage.cached_input_tokens + usage.cache_write_tokens
+    row.output_tokens += output
+    row.cache_read_tokens += read
+    row.cache_write_tokens += written
+    tokens = plain + output + read + written
     row.total_tokens += tokens
-    if entry.model not in row.models:
-        row.models.append(entry.model)
+    if model not in row.models:
+        row.models.append(model)
     if cost is None:
         row.unpriced_tokens += tokens
-        if entry.model not in row.unpriced_models:
-            row.unpriced_models.append(entry.model)
+        if model not in row.unpriced_models:
+            row.unpriced_models.append(model)
     else:
         row.cost_usd = (row.cost_usd or 0.0) + cost
-    if entry.timestamp and (not row.first or entry.timestamp < row.first):
-        row.first = entry.timestamp
-    row.last = max(row.last, entry.timestamp)
+    if stamp and (not row.first or stamp < row.first):
+        row.first = stamp
+    row.last = max(row.last, stamp)
 
 
 def usage_report(
@@ -275,18 +282,20 @@ def usage_report(
     """Totals per ``by`` group, and over all (module docstring: every rule)."""
     rows: dict[tuple[str, str], UsageRow] = {}
     total = UsageRow(key="total")
+    filtered = since is not None or until is not None
     for entry in _once(sessions):
-        moment = _moment(entry.timestamp) if entry.timestamp else None
+        moment = entry.moment
         # No zone: the machine's rules for that moment (its offset then, DST and all).
         day = moment.astimezone(tz).date() if moment is not None else None
-        if (since is not None or until is not None) and day is None:
-            continue
-        if day is not None and (
-            (since is not None and day < since) or (until is not None and day > until)
+        if filtered and (
+            day is None
+            or (since is not None and day < since)
+            or (until is not None and day > until)
         ):
             continue
         price_day = moment.astimezone(dt.UTC).date() if moment is not None else dt.date.max
-        cost = prices.cost(entry.model, price_day, entry.usage)
+        usage = entry.usage
+        cost = prices.cost(entry.model, price_day, usage)
         key = _key(entry, by, day.isoformat() if day is not None else "")
         row = rows.get(key)
         if row is None:
@@ -295,8 +304,10 @@ def usage_report(
                 row.project, row.path = entry.session.project, entry.session.path
             elif by == "project":
                 row.project = key[1]
-        _add(row, entry, cost)
-        _add(total, entry, cost)
+        read, written = usage.cached_input_tokens, usage.cache_write_tokens
+        figures = (usage.input_tokens - read - written, usage.output_tokens, read, written)
+        _add(row, entry, figures, cost)
+        _add(total, entry, figures, cost)
     ordered = sorted(rows.values(), key=lambda r: (r.first, r.key) if by == "session" else (r.key,))
     return UsageReport(
         by=by,

@@ -45,7 +45,10 @@ def _assistant(at: str, msg_id: str, tokens: int, out: int = 1, **extra: Any) ->
     return _line(type="assistant", timestamp=at, sessionId="s1", message=message, **extra)
 
 
-def test_the_shapes_a_capture_lacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("block", [300, 16], ids=["lines-across-reads", "lines-longer-than-a-read"])
+def test_the_shapes_a_capture_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
     text = {"role": "user", "content": "hello"}
     path = tmp_path / "s1.jsonl"
     path.write_bytes(
@@ -61,7 +64,9 @@ def test_the_shapes_a_capture_lacks(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         + _line(type="ai-title", aiTitle="a title", timestamp="2026-01-01T00:00:10Z")
         + _assistant("2026-01-01T00:00:07Z", "m3", 7).rstrip(b"\n")  # no newline at the end
     )
-    monkeypatch.setattr(_usage_view, "BLOCK", 300)  # lines split across reads
+    # The view reads into one buffer of at most BLOCK bytes: a line cut by a read waits
+    # for the next; one longer than the buffer grows it.
+    monkeypatch.setattr(_usage_view, "BLOCK", block)
     view = _read_by_usage(path, view=True)
     assert view == _read_by_usage(path, view=False)
     rows, facts, first, last = view
