@@ -38,14 +38,12 @@ from agentspool.adapters.claude_code._records import DIALOG_TOOLS, dialog_for
 from agentspool.adapters.claude_code._transcript import HistoryParser, TranscriptParser
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.install import HookInstaller
-from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import (
     ITSELF,
     Live,
     RunHandle,
     SpoolBackedAdapter,
-    TranscriptView,
     TranslatedSpool,
 )
 from agentspool.adapters.common.subagents import link_record, with_subagents
@@ -56,9 +54,7 @@ from agentspool.core.seam import (
     Chat,
     Installer,
     Session,
-    Spawn,
     TranscriptFile,
-    Trust,
     UsageView,
 )
 from agentspool.spool.layout import run_dir
@@ -113,15 +109,14 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         unique_response_ids=True,
     )
     executable: ClassVar[str] = "claude"
+    arm_run = _lifecycle.setup
+    transcript_parser = TranscriptParser
     installer: ClassVar[Installer | None] = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = history = lifecycle = ITSELF
 
     # -- arming ------------------------------------------------------------------------
-    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
-        return _lifecycle.setup(run_id, runtime_dir)
-
     def lifecycle_caller(
         self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
     ) -> str | None:
@@ -134,11 +129,6 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
     # -- reading -----------------------------------------------------------------------
     def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
         return TranslatedSpool(run.run_dir, _signals.HookTranslator())
-
-    def _new_view(
-        self, run_id: str, transcript_path: str, *, live: bool
-    ) -> TranscriptView[TranscriptParser]:
-        return TranscriptView(JsonlFollower(transcript_path, run_id), TranscriptParser)
 
     def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
         """For ``spool_sig``: the transcript, and what ``read_native`` looks at — the

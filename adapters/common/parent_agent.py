@@ -7,7 +7,7 @@ watched paths).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from agentspool.adapters.common.salvage import HookDecoder
@@ -74,10 +74,13 @@ class SettledSpool(TranslatedSpool[T]):
 
 
 class ParentAgentAdapter(SpoolBackedAdapter[SettledSpool[T], P], Generic[T, P]):
-    """The spool parts of such a provider: ``_new_translator`` names its translator."""
+    """The spool parts of such a provider: ``hook_translator`` names its translator."""
+
+    hook_translator: Callable[[], T]
+    """What translates the run's spool records (one per run view)."""
 
     def _new_translator(self) -> T:
-        raise NotImplementedError
+        return self.hook_translator()
 
     def _new_spool(self, run: RunHandle[SettledSpool[T]]) -> SettledSpool[T]:
         return SettledSpool(run.run_dir, self._new_translator())

@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, overload
 
+from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
 from agentspool.core.merge import EventMerger
@@ -309,6 +310,13 @@ class SpoolBackedAdapter(Generic[S, P]):
     executable: ClassVar[str]
     installer: ClassVar[Installer | None] = None
     """The part that arms the hooks in the CLI's own settings (``common.install``)."""
+    arm_run: ClassVar[Callable[[str, str], Spawn] | None] = None
+    """How a run is armed when that takes the run id and runtime dir alone (the
+    provider's ``_lifecycle.setup``); a provider whose arming takes the trust mode or a
+    config home overrides ``_arm`` instead."""
+    transcript_parser: Callable[[], P]
+    """What parses a transcript file (``_new_view``'s default: a JSONL file followed
+    line by line into one such parser)."""
 
     def __init__(self) -> None:
         # (run, runtime dir) → (the run dir's identity when the view was made, the view)
@@ -359,7 +367,10 @@ class SpoolBackedAdapter(Generic[S, P]):
 
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         """Render the run's hook settings (``trust`` is ``"bypass"`` without a gate)."""
-        raise NotImplementedError
+        arm = type(self).arm_run
+        if arm is None:
+            raise NotImplementedError
+        return arm(run_id, runtime_dir)
 
     def untrust(self, config_home: str | None = None) -> bool:
         """Without a trust gate nothing was ever recorded (a gate overrides this)."""
@@ -370,7 +381,7 @@ class SpoolBackedAdapter(Generic[S, P]):
         raise NotImplementedError
 
     def _new_view(self, run_id: str, transcript_path: str, *, live: bool) -> TranscriptView[P]:
-        raise NotImplementedError
+        return TranscriptView(JsonlFollower(transcript_path, run_id), self.transcript_parser)
 
     def _transcript_exists(self, path: str) -> bool:
         """Whether a transcript path names something that exists (here: a file)."""

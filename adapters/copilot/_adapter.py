@@ -28,10 +28,9 @@ from typing import ClassVar
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.install import HookInstaller
-from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.resume import ResumedFile
-from agentspool.adapters.common.spooled import ITSELF, Live, RunHandle, TranscriptView
+from agentspool.adapters.common.spooled import ITSELF, Live, RunHandle
 from agentspool.adapters.copilot import _install, _lifecycle, _sessions, _signals
 from agentspool.adapters.copilot._transcript import EventsParser, HistoryParser
 from agentspool.core.proc import ended_by_exit
@@ -40,9 +39,7 @@ from agentspool.core.seam import (
     Chat,
     Installer,
     Session,
-    Spawn,
     TranscriptFile,
-    Trust,
     UsageView,
 )
 
@@ -63,23 +60,15 @@ class Copilot(ParentAgentAdapter[_signals.HookTranslator, EventsParser]):
         unique_response_ids=False,
     )
     executable: ClassVar[str] = "copilot"
+    arm_run = _lifecycle.setup
+    hook_translator = _signals.HookTranslator
+    transcript_parser = EventsParser
     installer: ClassVar[Installer | None] = HookInstaller(
         _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
     )
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = history = lifecycle = ITSELF
-
-    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
-        return _lifecycle.setup(run_id, runtime_dir)
-
-    def _new_translator(self) -> _signals.HookTranslator:
-        return _signals.HookTranslator()
-
-    def _new_view(
-        self, run_id: str, transcript_path: str, *, live: bool
-    ) -> TranscriptView[EventsParser]:
-        return TranscriptView(JsonlFollower(transcript_path, run_id), EventsParser)
 
     def _facts(self, run: RunHandle[_SpoolView], parser: EventsParser) -> tuple[str, str, str]:
         return parser.session_id, parser.title, parser.cwd

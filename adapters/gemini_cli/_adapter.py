@@ -91,6 +91,7 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
         discovers_sessions=True,
     )
     executable: ClassVar[str] = "gemini"
+    hook_translator = _signals.HookTranslator
     installer: ClassVar[Installer | None] = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
@@ -140,9 +141,6 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
         return max(answered)[1] if answered else ""
 
     # -- reading -----------------------------------------------------------------------
-    def _new_translator(self) -> _signals.HookTranslator:
-        return _signals.HookTranslator()
-
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
     ) -> TranscriptView[ChatParser]:

@@ -49,6 +49,7 @@ class KimiCode(ParentAgentAdapter[HookTranslator, WireParser]):
         live_signals=True, install_scopes=("user",), discovers_sessions=True
     )
     executable: ClassVar[str] = "kimi"
+    hook_translator = HookTranslator
     installer: ClassVar[Installer | None] = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
@@ -60,9 +61,6 @@ class KimiCode(ParentAgentAdapter[HookTranslator, WireParser]):
         return armed_by_install(
             _install.PROVIDER, path, _install.missing(config_home), run_id, runtime_dir
         )
-
-    def _new_translator(self) -> HookTranslator:
-        return HookTranslator()
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool

@@ -52,8 +52,6 @@ from agentspool.core.seam import (
     Installer,
     Message,
     Session,
-    Spawn,
-    Trust,
 )
 from agentspool.spool.read import SpoolReader
 
@@ -114,15 +112,13 @@ class OpenCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         discovers_sessions=True,
     )
     executable: ClassVar[str] = "opencode"
+    arm_run = _lifecycle.setup
     installer: ClassVar[Installer | None] = _install.INSTALLER
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = lifecycle = ITSELF
 
     # -- arming ------------------------------------------------------------------------
-    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
-        return _lifecycle.setup(run_id, runtime_dir)
-
     def lifecycle_caller(
         self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
     ) -> str | None:

@@ -36,7 +36,7 @@ from agentspool.adapters.pi import _install, _lifecycle
 from agentspool.adapters.pi._signals import SpoolTranslator
 from agentspool.adapters.pi._transcript import SHELL_TOOL, SessionParser
 from agentspool.core.events import Event
-from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
+from agentspool.core.seam import Capabilities, Chat, Installer, Session
 from agentspool.spool.files import open_regular
 
 
@@ -80,13 +80,12 @@ class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
         unique_response_ids=False,
     )
     executable: ClassVar[str] = "pi"
+    arm_run = _lifecycle.setup
+    hook_translator = SpoolTranslator
     installer: ClassVar[Installer | None] = _install.INSTALLER
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = lifecycle = ITSELF
-
-    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
-        return _lifecycle.setup(run_id, runtime_dir)
 
     def lifecycle_caller(
         self, run_id: str, runtime_dir: str, pid: int, environ: Mapping[str, str]
@@ -105,9 +104,6 @@ class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
         return ""
 
     # -- reading -----------------------------------------------------------------------
-    def _new_translator(self) -> SpoolTranslator:
-        return SpoolTranslator()
-
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
     ) -> TranscriptView[SessionParser]:

@@ -36,7 +36,7 @@ from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.qwen_code import _install, _lifecycle, _signals
 from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
 from agentspool.core.events import InputRequested
-from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
+from agentspool.core.seam import Capabilities, Chat, Installer, Session
 
 
 def _complete(pending: InputRequested, parser: ChatParser) -> InputRequested:
@@ -66,16 +66,12 @@ class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
         live_signals=True, install_scopes=("user",), discovers_sessions=True
     )
     executable: ClassVar[str] = "qwen"
+    arm_run = _lifecycle.setup
+    hook_translator = _signals.HookTranslator
     installer: ClassVar[Installer | None] = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF
-
-    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
-        return _lifecycle.setup(run_id, runtime_dir)
-
-    def _new_translator(self) -> _signals.HookTranslator:
-        return _signals.HookTranslator()
 
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
