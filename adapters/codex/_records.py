@@ -406,20 +406,23 @@ def output_text(output: Any) -> str:
     return "" if output is None else str(output)
 
 
+_decode_json = msgspec.json.Decoder().decode
+
+
 def arguments_of(raw: Any) -> dict[str, Any]:
     """A call's JSON ``arguments`` string as a dict (an object as it is); anything else
     kept under ``input``."""
+    if isinstance(raw, str):  # what Codex writes: tested first
+        if not raw:
+            return {}
+        try:
+            value = _decode_json(raw)
+        except DECODE_ERRORS:
+            return {"input": raw}
+        return value if isinstance(value, dict) else {"input": value}
     if isinstance(raw, dict):
         return raw
-    if not raw:
-        return {}
-    if not isinstance(raw, str):
-        return {"input": raw}
-    try:
-        value = msgspec.json.decode(raw)
-    except DECODE_ERRORS:
-        return {"input": raw}
-    return value if isinstance(value, dict) else {"input": value}
+    return {"input": raw} if raw else {}
 
 
 def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:

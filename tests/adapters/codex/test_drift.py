@@ -168,3 +168,17 @@ def test_hook_payload_fields_are_counted_in_the_spool(replay: ReplayFactory) -> 
     assert drift.spool == SourceDrift(unknown_fields=["PreToolUse.future_hook_key"])
     assert drift.transcript == SourceDrift()
     assert drift.cli_version == "0.169.0"
+
+
+def test_a_block_is_checked_within_its_own_bytes_not_its_buffers() -> None:
+    """A follower hands a view of the start of its read buffer: whatever lies past the
+    view (the next block's first bytes, stale bytes of an earlier one) is not the
+    block's, even where it holds the first spelling of a shape the block has."""
+    spaced = json.dumps(_first(_lines(ROLLOUTS[1]), "response_item", "function_call")).encode()
+    past = dict(_first(_lines(ROLLOUTS[1]), "response_item", "function_call"))
+    past["payload"] = {**past["payload"], "not_this_blocks": 1}
+    block = spaced + b"\n"
+    buffer = bytearray(block + _dump([past]))
+    parser = RolloutParser()
+    parser.feed(memoryview(buffer)[: len(block)])
+    assert parser.drift.snapshot(parser.corrupt) == SourceDrift()
