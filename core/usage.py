@@ -53,8 +53,8 @@ Cost
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from typing import Literal, Protocol
+from collections.abc import Callable, Iterable
+from typing import Literal, NamedTuple, Protocol
 
 import msgspec
 
@@ -147,14 +147,14 @@ class UsageReport(msgspec.Struct, kw_only=True):
     total: UsageRow
 
 
-class _Entry(msgspec.Struct, kw_only=True, gc=False):
+class _Entry(NamedTuple):
+    """One counted response: its session, and what its record says."""
+
     session: SessionInfo
     timestamp: str
     model: str
     message_id: str
     usage: Usage
-    moment: dt.datetime | None
-    """The timestamp read as a moment (``None``: no readable time), read once."""
 
 
 def _has_tokens(usage: Usage) -> bool:
@@ -169,51 +169,53 @@ def _session_entries(
     entries: list[_Entry] = []
     seen: set[str] = set()
     first, last = info.started, info.updated
+    # A span the store gives holds every record's time already (the records given are
+    # the ones with usage): reading each record's time again would find nothing new.
+    spanned = bool(first and last)
     for message in messages:
         stamp = message.timestamp
-        moment = _moment(stamp) if stamp else None
-        if moment is not None:
-            at = moment.timestamp()
-            first = min(first, at) if first else at
-            last = max(last, at)
+        if stamp and not spanned:
+            moment = _moment(stamp)
+            if moment is not None:
+                at = moment.timestamp()
+                first = min(first, at) if first else at
+                last = max(last, at)
         usage = message.usage
         if usage is None or not _has_tokens(usage):
             continue
-        if message.message_id:
-            if message.message_id in seen:
+        message_id = message.message_id
+        if message_id:
+            if message_id in seen:
                 continue
-            seen.add(message.message_id)
-        entries.append(
-            _Entry(
-                session=info,
-                timestamp=stamp,
-                model=message.model,
-                message_id=message.message_id,
-                usage=usage,
-                moment=moment,
-            )
-        )
+            seen.add(message_id)
+        entries.append(_Entry(info, stamp, message.model, message_id, usage))
     return entries, first, last
 
 
 def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_Entry]:
     """Every entry of every session, a response copied into several sessions once."""
     collected = []
+    ids: list[set[str]] = []
     for info, messages in sessions:
         entries, first, last = _session_entries(info, messages)
         if entries:
             collected.append(((first, last, info.provider, info.session_id), entries))
+            ids.append({e.message_id for e in entries if e.message_id})
     collected.sort(key=lambda pair: pair[0])
+    if sum(map(len, ids)) == len(set().union(*ids)):
+        # No response id in two sessions (the usual history): nothing is a copy.
+        return [entry for _, entries in collected for entry in entries]
     seen: set[tuple[str, str, str]] = set()
     counted: set[tuple[str, str]] = set()
     kept = []
     for _, entries in collected:
         for entry in entries:
             if entry.message_id:
-                stamp = "" if entry.session.unique_ids else entry.timestamp
-                key = (entry.session.provider, entry.message_id, stamp)
+                info = entry.session
+                stamp = "" if info.unique_ids else entry.timestamp
+                key = (info.provider, entry.message_id, stamp)
                 response = key[:2]
-                if key in seen or (entry.session.copied_from and response in counted):
+                if key in seen or (info.copied_from and response in counted):
                     continue
                 seen.add(key)
                 counted.add(response)
@@ -229,45 +231,115 @@ def _moment(stamp: str) -> dt.datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
 
 
-def _key(entry: _Entry, by: UsageGrouping, day: str) -> tuple[str, str]:
-    """The row's key, and the provider it is unique within (sessions only)."""
-    if by == "day":
-        return "", day
-    if by == "session":
-        return entry.session.provider, entry.session.session_id
-    if by == "model":
-        return "", entry.model
-    return "", entry.session.project
+class _Days:
+    """An entry's day in the report's zone (and as ``YYYY-MM-DD``) and its UTC day
+    (prices change by UTC day), from its timestamp; ``None`` for a time that does not
+    read.
+
+    Tens of thousands of entries fall in a few thousand minutes: the days of a UTC stamp
+    (``…THH:MM…Z``) are worked out once per minute. Exact because a zone's offset is a
+    whole number of minutes and changes on a minute (tzdata since 1972)."""
+
+    def __init__(self, tz: dt.tzinfo | None) -> None:
+        self._tz = tz
+        self._by_minute: dict[str, tuple[dt.date, str, dt.date]] = {}
+
+    def of(self, stamp: str) -> tuple[dt.date, str, dt.date] | None:
+        minute = stamp[:16] if stamp[-1:] == "Z" and stamp[13:14] == ":" else ""
+        known = self._by_minute.get(minute) if minute else None
+        moment = _moment(stamp) if stamp else None
+        if moment is None or known is not None:
+            return known if moment is not None else None
+        # No zone: the machine's rules for that moment (its offset then, DST and all).
+        day = moment.astimezone(self._tz).date()
+        days = (day, day.isoformat(), moment.astimezone(dt.UTC).date())
+        if minute:
+            self._by_minute[minute] = days
+        return days
 
 
-def _add(
-    row: UsageRow, entry: _Entry, figures: tuple[int, int, int, int], cost: float | None
-) -> None:
-    """Add one entry to a row; ``figures``: its plain input, output, cache read and cache
-    write tokens (computed once for the entry's row and the total)."""
-    provider, model, stamp = entry.session.provider, entry.model, entry.timestamp
-    if not row.total_tokens:  # the row's first entry (every entry has tokens)
-        row.provider = provider
-    elif row.provider != provider:
-        row.provider = ""
-    plain, output, read, written = figures
-    row.input_tokens += plain
-    row.output_tokens += output
-    row.cache_read_tokens += read
-    row.cache_write_tokens += written
-    tokens = plain + output + read + written
-    row.total_tokens += tokens
-    if model not in row.models:
-        row.models.append(model)
-    if cost is None:
-        row.unpriced_tokens += tokens
-        if model not in row.unpriced_models:
-            row.unpriced_models.append(model)
-    else:
-        row.cost_usd = (row.cost_usd or 0.0) + cost
-    if stamp and (not row.first or stamp < row.first):
-        row.first = stamp
-    row.last = max(row.last, stamp)
+class _Tally:
+    """One row's running totals (module docstring: what counts, and cost)."""
+
+    __slots__ = (
+        "cost",
+        "first",
+        "last",
+        "models",
+        "output",
+        "plain",
+        "priced",
+        "provider",
+        "read",
+        "unpriced_models",
+        "unpriced_tokens",
+        "written",
+    )
+
+    def __init__(self) -> None:
+        self.provider: str | None = None
+        self.plain = self.output = self.read = self.written = 0
+        self.cost = 0.0
+        self.priced = False
+        self.unpriced_tokens = 0
+        self.models: list[str] = []
+        self.unpriced_models: list[str] = []
+        self.first = self.last = ""
+
+    def add(self, entry: _Entry, figures: tuple[int, int, int, int], cost: float | None) -> None:
+        """Add one entry; ``figures``: its plain input, output, cache read and cache write
+        tokens (computed once for the entry's row and the total)."""
+        provider, model, stamp = entry.session.provider, entry.model, entry.timestamp
+        if self.provider != provider:
+            self.provider = provider if self.provider is None else ""
+        plain, output, read, written = figures
+        self.plain += plain
+        self.output += output
+        self.read += read
+        self.written += written
+        if model not in self.models:
+            self.models.append(model)
+        if cost is None:
+            self.unpriced_tokens += plain + output + read + written
+            if model not in self.unpriced_models:
+                self.unpriced_models.append(model)
+        else:
+            self.cost += cost
+            self.priced = True
+        if stamp:
+            if not self.first or stamp < self.first:
+                self.first = stamp
+            self.last = max(self.last, stamp)
+
+    def row(self, key: str, *, project: str = "", path: str = "") -> UsageRow:
+        plain, output, read, written = self.plain, self.output, self.read, self.written
+        return UsageRow(
+            key=key,
+            provider=self.provider or "",
+            project=project,
+            path=path,
+            first=self.first,
+            last=self.last,
+            models=self.models,
+            input_tokens=plain,
+            output_tokens=output,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
+            total_tokens=plain + output + read + written,
+            cost_usd=self.cost if self.priced else None,
+            unpriced_tokens=self.unpriced_tokens,
+            unpriced_models=self.unpriced_models,
+        )
+
+
+_KEYS: dict[str, Callable[[_Entry, str], tuple[str, str]]] = {
+    "day": lambda entry, day: ("", day),
+    # A session id is unique within its provider.
+    "session": lambda entry, day: (entry.session.provider, entry.session.session_id),
+    "model": lambda entry, day: ("", entry.model),
+    "project": lambda entry, day: ("", entry.session.project),
+}
+"""A row's key, by grouping: the provider it is unique within, and its name."""
 
 
 def usage_report(
@@ -280,35 +352,39 @@ def usage_report(
     tz: dt.tzinfo | None = None,
 ) -> UsageReport:
     """Totals per ``by`` group, and over all (module docstring: every rule)."""
-    rows: dict[tuple[str, str], UsageRow] = {}
-    total = UsageRow(key="total")
+    tallies: dict[tuple[str, str], tuple[_Tally, _Entry]] = {}
+    total = _Tally()
     filtered = since is not None or until is not None
+    days_of = _Days(tz).of
+    key_of = _KEYS[by]
+    cost_of = prices.cost
     for entry in _once(sessions):
-        moment = entry.moment
-        # No zone: the machine's rules for that moment (its offset then, DST and all).
-        day = moment.astimezone(tz).date() if moment is not None else None
-        if filtered and (
-            day is None
-            or (since is not None and day < since)
-            or (until is not None and day > until)
-        ):
-            continue
-        price_day = moment.astimezone(dt.UTC).date() if moment is not None else dt.date.max
+        days = days_of(entry.timestamp)
+        if days is None:
+            if filtered:
+                continue
+            day, name, price_day = None, "", dt.date.max
+        else:
+            day, name, price_day = days
+            if (since is not None and day < since) or (until is not None and day > until):
+                continue
         usage = entry.usage
-        cost = prices.cost(entry.model, price_day, usage)
-        key = _key(entry, by, day.isoformat() if day is not None else "")
-        row = rows.get(key)
-        if row is None:
-            row = rows[key] = UsageRow(key=key[1])
-            if by == "session":
-                row.project, row.path = entry.session.project, entry.session.path
-            elif by == "project":
-                row.project = key[1]
+        cost = cost_of(entry.model, price_day, usage)
+        key = key_of(entry, name)
+        found = tallies.get(key)
+        if found is None:
+            found = tallies[key] = (_Tally(), entry)
         read, written = usage.cached_input_tokens, usage.cache_write_tokens
         figures = (usage.input_tokens - read - written, usage.output_tokens, read, written)
-        _add(row, entry, figures, cost)
-        _add(total, entry, figures, cost)
-    ordered = sorted(rows.values(), key=lambda r: (r.first, r.key) if by == "session" else (r.key,))
+        found[0].add(entry, figures, cost)
+        total.add(entry, figures, cost)
+    rows = []
+    for (_, name), (tally, entry) in tallies.items():
+        if by == "session":
+            rows.append(tally.row(name, project=entry.session.project, path=entry.session.path))
+        else:
+            rows.append(tally.row(name, project=name if by == "project" else ""))
+    ordered = sorted(rows, key=lambda r: (r.first, r.key) if by == "session" else (r.key,))
     return UsageReport(
         by=by,
         since=since.isoformat() if since else "",
@@ -316,5 +392,5 @@ def usage_report(
         timezone=str(tz) if tz is not None else "local",
         prices_taken=prices.taken.isoformat(),
         rows=ordered,
-        total=total,
+        total=total.row("total"),
     )
