@@ -449,7 +449,8 @@ class UsageView(msgspec.Struct, kw_only=True, gc=False):
     the file (the full parse's, or the line's number where the view reads no records)."""
     facts: TranscriptFacts
     first: str
-    """The earliest and the latest record's timestamp (the session's span)."""
+    """The first and the last record's timestamp, in file order (the session's span:
+    ADR 0057)."""
     last: str
     title: str = ""
     """The first prompt's title (``prompt_title``); ``""`` where the view reads no prompt."""

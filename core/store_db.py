@@ -126,8 +126,10 @@ class Ingest:
         """The file's cursor as stored when the transaction began (``None``: never read)."""
         self.written = 0
         self._title = ""
-        self._first = ""
-        self._last = ""
+        # (seq, timestamp) of the written records with a time that come first and last
+        # in the file (ADR 0057: a session's span is in file order).
+        self._first: tuple[int, str] | None = None
+        self._last: tuple[int, str] | None = None
         self._fresh = False
 
     def start_over(self) -> None:
@@ -144,11 +146,12 @@ class Ingest:
                 raise StoreError(self._path, f"record seq {message.seq} out of range")
             if not self._title:
                 self._title = prompt_title(message)
-            stamp = message.timestamp
+            stamp, seq = message.timestamp, message.seq
             if stamp:
-                if not self._first or stamp < self._first:
-                    self._first = stamp
-                self._last = max(self._last, stamp)
+                if self._first is None or seq < self._first[0]:
+                    self._first = (seq, stamp)
+                if self._last is None or seq >= self._last[0]:
+                    self._last = (seq, stamp)
         cursor = self._db.executemany(_UPSERT, [_row(self.session, m) for m in records])
         self.written += max(cursor.rowcount, 0)
 
@@ -164,7 +167,8 @@ class Ingest:
                 "DELETE FROM records WHERE session = ? AND seq > ?", (self.session, count)
             )
             self.written += max(gone.rowcount, 0)
-        started, updated = epoch_of(self._first), epoch_of(self._last)
+        started = epoch_of(self._first[1]) if self._first else 0.0
+        last_seq, updated = (self._last[0], epoch_of(self._last[1])) if self._last else (0, 0.0)
         if facts.title:  # the CLI's own title of the session wins over its first prompt
             self._title = " ".join(facts.title.split())[:TITLE_CHARS]
         if self._fresh:
@@ -173,11 +177,14 @@ class Ingest:
                 (self._title, started, updated, self.session),
             )
         else:
+            # Appended records come after those stored (``records`` of them): the last
+            # one with a time is the session's last; a record handed out again (its
+            # usage restated) keeps its place, and the span its time had.
             db.execute(
                 "UPDATE sessions SET title = CASE WHEN title = '' OR ? THEN ? ELSE title END, "
-                "started = CASE WHEN started = 0 OR (? != 0 AND ? < started) THEN ? "
-                "ELSE started END, updated = max(updated, ?) WHERE id = ?",
-                (bool(facts.title), self._title, started, started, started, updated, self.session),
+                "started = CASE WHEN started = 0 THEN ? ELSE started END, "
+                "updated = CASE WHEN ? > records THEN ? ELSE updated END WHERE id = ?",
+                (bool(facts.title), self._title, started, last_seq, updated, self.session),
             )
         db.execute(
             "UPDATE sessions SET session_id = ?, agent_id = ?, parent_session_id = ?, "

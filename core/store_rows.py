@@ -86,9 +86,10 @@ class StoredSession(msgspec.Struct, frozen=True, kw_only=True):
     to ``TITLE_CHARS``."""
     cli_version: str = ""
     started: float = 0.0
-    """Epoch seconds of the first record with a timestamp (0: none has one)."""
+    """Epoch seconds of the first record with a timestamp, in file order (0: none has
+    one; ADR 0057)."""
     updated: float = 0.0
-    """Epoch seconds of the last record with a timestamp."""
+    """Epoch seconds of the last record with a timestamp, in file order."""
     records: int = 0
     gone: bool = False
     """The file is no longer there; its records are kept."""
@@ -135,7 +136,7 @@ class UsageParse(msgspec.Struct, kw_only=True):
     title: str
     """The first prompt's title (``prompt_title``)."""
     first: str
-    """The earliest and the latest record timestamp."""
+    """The first and the last record's timestamp, in file order."""
     last: str
 
 

@@ -83,8 +83,8 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     path: str = ""
     """The session's transcript (its main file when it has subagent files too)."""
     started: float = 0.0
-    """Epoch seconds of the session's first record with a time, when the records given
-    are not all of its records (0: the records given say)."""
+    """Epoch seconds of the session's first record with a time (in file order, ADR
+    0057), when the records given are not all of its records (0: the records given say)."""
     updated: float = 0.0
     """Epoch seconds of its last record with a time (0: the records given say)."""
     unique_ids: bool = False
@@ -165,7 +165,8 @@ def _session_entries(
     info: SessionInfo, messages: Iterable[Charged]
 ) -> tuple[list[_Entry], float, float]:
     """The session's entries (each response once) and its first and last record's moment
-    (epoch seconds; 0: none has a time)."""
+    (epoch seconds; 0: none has a time): the first and the last record with a time in the
+    order given, the file's (ADR 0057)."""
     entries: list[_Entry] = []
     seen: set[str] = set()
     first, last = info.started, info.updated
@@ -177,9 +178,8 @@ def _session_entries(
         if stamp and not spanned:
             moment = _moment(stamp)
             if moment is not None:
-                at = moment.timestamp()
-                first = min(first, at) if first else at
-                last = max(last, at)
+                last = moment.timestamp()
+                first = first or last
         usage = message.usage
         if usage is None or not _has_tokens(usage):
             continue

@@ -38,9 +38,12 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
     """A fresh full parse (``resume_transcript(path, 0, b"")``) read to its end, of which
     only what ``usage`` reads is kept: the records with usage, with their ``seq`` (a
     record handed out again, its usage changed, replaces the first copy), the facts, the
-    first prompt's title and the records' span."""
+    first prompt's title and the records' span (the first and the last record with a
+    time, in file order: ADR 0057)."""
     kept: dict[int, tuple[int, str, str, str, msgspec.Struct]] = {}
-    title = first = last = ""
+    title = ""
+    first: tuple[int, str] | None = None  # (seq, timestamp): the span in file order
+    last: tuple[int, str] | None = None
     while True:
         before = parse.offset
         for m in parse.read(chunk):
@@ -48,9 +51,10 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
                 title = prompt_title(m)
             stamp = m.timestamp
             if stamp:
-                if not first or stamp < first:
-                    first = stamp
-                last = max(last, stamp)
+                if first is None or m.seq < first[0]:
+                    first = (m.seq, stamp)
+                if last is None or m.seq >= last[0]:
+                    last = (m.seq, stamp)
             if m.usage is not None:
                 kept[m.seq] = (m.seq, stamp, m.model, m.message_id, m.usage)
         if parse.offset == before:
@@ -58,8 +62,8 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
     return UsageView(
         rows=[kept[seq] for seq in sorted(kept)],  # type: ignore[misc]
         facts=parse.facts(),
-        first=first,
-        last=last,
+        first=first[1] if first else "",
+        last=last[1] if last else "",
         title=title,
         count=parse.count,
     )

@@ -161,10 +161,12 @@ class _Reader:
             self._span(line.timestamp)
 
     def _span(self, stamp: str | None) -> None:
+        """A line that makes a record: the span runs from the first to the last such line
+        with a time, in file order (ADR 0057)."""
         if stamp:
-            if not self.first or stamp < self.first:
+            if not self.first:
                 self.first = stamp
-            self.last = max(self.last, stamp)
+            self.last = stamp
 
     def _usage(self, line: _UsageLine) -> bool:
         """Whether the line begins a response (or is one of no id) with usage: its

@@ -5,6 +5,7 @@ killing the indexer (SIGKILL) mid-run; search over what was indexed."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -609,3 +610,36 @@ def test_a_usage_first_file_changed_is_read_again_and_a_gone_one_marked(
             for s in (store, clean)
         )
         assert mine == clean_one
+
+
+def _claude_line(kind: str, at: str, text: str, **extra: Any) -> bytes:
+    message: dict[str, Any] = {"role": kind, "content": [{"type": "text", "text": text}]}
+    if kind == "assistant":
+        message |= {"id": f"msg-{at}", "model": "claude-x", "usage": {"input_tokens": 3}}
+    line = {"type": kind, "timestamp": at, "sessionId": "s1", "cwd": "/w", "message": message}
+    return json.dumps(line | extra).encode() + b"\n"
+
+
+@pytest.mark.parametrize("usage_first", [False, True])
+def test_a_sessions_span_is_its_first_and_last_record_in_file_order(
+    store: SessionStore, usage_first: bool
+) -> None:
+    """ADR 0057: Claude Code writes a record late with an earlier time (a local command's
+    caveat after the command, 2.1.x): the span is the first and the last record with a
+    time as the file has them — for the full index, a usage-first run and an append."""
+    path = Path(os.environ["CLAUDE_CONFIG_DIR"], "projects", "-w", "s1.jsonl")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        _claude_line("user", "2026-01-01T00:00:01.500Z", "caveat")
+        + _claude_line("user", "2026-01-01T00:00:01.000Z", "/clear")
+        + _claude_line("assistant", "2026-01-01T00:00:09.000Z", "done")
+        + _claude_line("user", "2026-01-01T00:00:08.000Z", "a late record")
+    )
+    index_history(store, [fresh("claude-code")], usage_first=usage_first, workers=1)
+    (session,) = store.sessions()
+    assert (session.started, session.updated) == (1767225601.5, 1767225608.0)
+    with path.open("ab") as fh:
+        fh.write(_claude_line("user", "2026-01-01T00:00:07.000Z", "later, an earlier clock"))
+    index_history(store, [fresh("claude-code")])
+    (session,) = store.sessions()
+    assert (session.started, session.updated) == (1767225601.5, 1767225607.0)
