@@ -50,6 +50,7 @@ writer of one file's parse).
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -74,6 +75,7 @@ from agentspool.core.store_rows import (
     _message,
     _row,
     _session,
+    decode_usage_rows,
     epoch_of,
 )
 from agentspool.core.store_schema import (
@@ -352,14 +354,12 @@ class SessionStore:
         with self._transaction():
             session = self._session_id(path, provider, path)
             db = self._db
-            db.execute("DELETE FROM usage_first WHERE session = ?", (session,))
             db.execute("DELETE FROM cursors WHERE session = ?", (session,))
-            inserted = db.executemany(
-                "INSERT INTO usage_first (session, seq, timestamp, model, message_id, usage) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(session, *row) for row in parsed.rows],
+            db.execute(
+                "INSERT OR REPLACE INTO usage_first (session, rows) VALUES (?, ?)",
+                (session, parsed.rows),
             )
-            self._written += max(inserted.rowcount, 0)
+            self._written += 1
             facts = parsed.facts
             title = " ".join(facts.title.split())[:TITLE_CHARS] if facts.title else parsed.title
             db.execute(
@@ -480,36 +480,45 @@ class SessionStore:
         """Every record carrying usage (of ``sessions``, or of every session), in session
         and ``seq`` order, read from the usage index alone (no conversation text is read).
         Each API message's usage counts once: dedupe by ``(session, message_id)``."""
-        chosen = None if sessions is None else list(sessions)
+        chosen = None if sessions is None else sorted(set(sessions))
         # A file a usage-first index read (ADR 0043) has its usage in ``usage_first``
         # until its records are written; a session is in one table or the other.
         indexed = (
             "SELECT session, seq, timestamp, model, message_id, usage FROM records "
             "INDEXED BY records_with_usage WHERE usage IS NOT NULL"
         )
-        first = "SELECT session, seq, timestamp, model, message_id, usage FROM usage_first"
+        first = "SELECT session, rows FROM usage_first"
         batches: list[list[int] | None] = [None]
         if chosen is not None:
             batches = [chosen[i : i + 500] for i in range(0, len(chosen), 500)]
         for batch in batches:
-            if batch is None:
-                rows = self._db.execute(f"{indexed} UNION ALL {first} ORDER BY session, seq")
-            else:
-                marks = ", ".join("?" for _ in batch)
-                rows = self._db.execute(
-                    f"{indexed} AND session IN ({marks}) UNION ALL {first} "
-                    f"WHERE session IN ({marks}) ORDER BY session, seq",
-                    batch + batch,
+            where, values = "", batch or []
+            if batch is not None:
+                where = f"session IN ({', '.join('?' for _ in batch)})"
+            rows = self._db.execute(
+                f"{indexed} {'AND ' + where if where else ''} ORDER BY session, seq", values
+            )
+            kept = {
+                session: kept
+                for session, kept in self._db.execute(
+                    f"{first} {'WHERE ' + where if where else ''}", values
                 )
-            for session, seq, timestamp, model, message_id, usage in rows:
-                yield UsageRecord(
-                    session=session,
-                    seq=seq,
-                    timestamp=timestamp,
-                    model=model,
-                    message_id=message_id,
-                    usage=_decode_usage(usage),
-                )
+            }
+            yield from heapq.merge(
+                (
+                    UsageRecord(
+                        session=session,
+                        seq=seq,
+                        timestamp=timestamp,
+                        model=model,
+                        message_id=message_id,
+                        usage=_decode_usage(usage),
+                    )
+                    for session, seq, timestamp, model, message_id, usage in rows
+                ),
+                (r for session in sorted(kept) for r in decode_usage_rows(session, kept[session])),
+                key=lambda r: r.session,
+            )
 
     def search(
         self,

@@ -12,11 +12,34 @@ import msgspec
 from agentspool.core.seam import Message, TranscriptFacts, Usage
 from agentspool.core.store_schema import _BOOLS, _NAMES, _SESSION_FIELDS
 
-__all__ = ["FileCursor", "SearchHit", "StoredSession", "UsageParse", "UsageRecord", "epoch_of"]
+__all__ = [
+    "FileCursor",
+    "SearchHit",
+    "StoredSession",
+    "UsageParse",
+    "UsageRecord",
+    "decode_usage_rows",
+    "encode_usage_rows",
+    "epoch_of",
+]
 
 _encode = msgspec.json.Encoder().encode
 _decode_input = msgspec.json.Decoder(dict[str, Any]).decode
 _decode_usage = msgspec.json.Decoder(Usage).decode
+_decode_usage_rows = msgspec.json.Decoder(list[tuple[int, str, str, str, Usage]]).decode
+
+
+def encode_usage_rows(rows: Iterable[tuple[int, str, str, str, Usage]]) -> bytes:
+    """``UsageParse.rows`` of a view's rows."""
+    return _encode(list(rows))
+
+
+def decode_usage_rows(session: int, rows: bytes) -> list[UsageRecord]:
+    """The records a usage-first index kept of ``session``'s file (``UsageParse.rows``)."""
+    return [
+        UsageRecord(session=session, seq=seq, timestamp=at, model=model, message_id=mid, usage=u)
+        for seq, at, model, mid, u in _decode_usage_rows(rows)
+    ]
 
 
 def _row(session: int, m: Message) -> tuple[object, ...]:
@@ -130,8 +153,9 @@ class UsageParse(msgspec.Struct, kw_only=True):
     """The file as seen before the parse: a later change makes the next run read it."""
     count: int
     """Records the parse holds in all."""
-    rows: list[tuple[int, str, str, str, str]]
-    """(seq, timestamp, model, message_id, usage as JSON) of each record with usage."""
+    rows: bytes
+    """Each record with usage, ``[seq, timestamp, model, message_id, usage]``, in a JSON
+    array (``encode_usage_rows``): what the store keeps of them, as it keeps it."""
     facts: TranscriptFacts
     title: str
     """The first prompt's title (``prompt_title``)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 __all__ = ["MAX_SEQ", "SCHEMA_VERSION", "SEARCHED_INPUT"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SEARCHED_INPUT = 2000
 """Characters of a tool call's input (its JSON) that search sees."""
 MAX_SEQ = (1 << 32) - 1
@@ -114,18 +114,9 @@ _V3_RECORD_EXTRAS: tuple[str, ...] = (
     END""",  # noqa: S608
 )
 # Version 4 (ADR 0043): what a usage-first index stored of a file whose records are not
-# written yet — its records that carry usage, with the seq the full parse gives them, and
-# the stat the file had, so an unchanged file is not parsed again for ``usage``.
-_V4_TABLES: tuple[str, ...] = (
-    """CREATE TABLE usage_first (
-        session INTEGER NOT NULL,
-        seq INTEGER NOT NULL,
-        timestamp TEXT NOT NULL,
-        model TEXT NOT NULL,
-        message_id TEXT NOT NULL,
-        usage TEXT NOT NULL,
-        PRIMARY KEY (session, seq)
-    ) WITHOUT ROWID""",
+# written yet, and the stat the file had, so an unchanged file is not parsed again for
+# ``usage``. Its ``usage_first`` held a row per record with usage; version 5 replaces it.
+_V4_PENDING: tuple[str, ...] = (
     """CREATE TABLE pending (
         session INTEGER PRIMARY KEY,
         device INTEGER NOT NULL,
@@ -140,12 +131,26 @@ _V4_TABLES: tuple[str, ...] = (
     "CREATE TABLE remembered (key TEXT PRIMARY KEY, generation INTEGER NOT NULL, "
     "value BLOB NOT NULL)",
 )
+_V4_USAGE_FIRST = """CREATE TABLE usage_first (
+        session INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        timestamp TEXT NOT NULL,
+        model TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        PRIMARY KEY (session, seq)
+    ) WITHOUT ROWID"""
+# Version 5 (ADR 0057): a file's records with usage as one value, written and read whole
+# (a first ``usage`` wrote and read back 36 k rows, one statement each way per row): a
+# JSON array of ``[seq, timestamp, model, message_id, usage]`` in ``seq`` order.
+_V5_USAGE_FIRST = "CREATE TABLE usage_first (session INTEGER PRIMARY KEY, rows BLOB NOT NULL)"
 _SCHEMA: tuple[str, ...] = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
     *_V3_TABLES,
     _V3_RECORDS,
     *_V3_RECORD_EXTRAS,
-    *_V4_TABLES,
+    *_V4_PENDING,
+    _V5_USAGE_FIRST,
 )
 
 # The columns of version 2 (and 1 once migrated): what the 2 → 3 migration copies.
@@ -170,7 +175,10 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "UPDATE sessions SET records = (SELECT count(*) FROM records "
         "WHERE records.session = sessions.id)",
     ),
-    3: _V4_TABLES,
+    3: (_V4_USAGE_FIRST, *_V4_PENDING),
+    # What a usage-first index kept is read again (the next ``usage`` does it): its files
+    # are pending no more, their sessions' facts are read anew.
+    4: ("DELETE FROM pending", "DROP TABLE usage_first", _V5_USAGE_FIRST),
 }
 
 

@@ -23,6 +23,7 @@ import msgspec
 from agentspool.core.runs import prompt_title
 from agentspool.core.seam import Adapter, ResumedParse, UsageView
 from agentspool.core.store import UsageParse
+from agentspool.core.store_rows import encode_usage_rows
 from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
 
@@ -81,14 +82,13 @@ def usage_parse(adapter: Adapter, path: str) -> UsageParse:
     now = os.stat(path)
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
         raise TranscriptReplacedError(path)
-    encode = _encode
     return UsageParse(
         device=st.st_dev,
         inode=st.st_ino,
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         count=view.count,
-        rows=[(seq, at, model, mid, encode(u).decode()) for seq, at, model, mid, u in view.rows],
+        rows=encode_usage_rows(view.rows),
         facts=view.facts,
         title=view.title,
         first=view.first,
@@ -96,7 +96,6 @@ def usage_parse(adapter: Adapter, path: str) -> UsageParse:
     )
 
 
-_encode = msgspec.json.Encoder().encode
 _JOBS: list[tuple[Adapter, str]] = []
 """The usage-first parses of one run, read by the pool's forked workers by index."""
 

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentspool.adapters import registry
-from agentspool.core import history
+from agentspool.core import history, store_schema
 from agentspool.core.history import IndexReport, index_file, index_history
 from agentspool.core.seam import Adapter, Message, TranscriptFile
 from agentspool.core.store import SessionStore
@@ -643,3 +644,27 @@ def test_a_sessions_span_is_its_first_and_last_record_in_file_order(
     index_history(store, [fresh("claude-code")])
     (session,) = store.sessions()
     assert (session.started, session.updated) == (1767225601.5, 1767225607.0)
+
+
+def test_a_version_4_store_reads_its_usage_first_files_again(
+    tmp_path: Path, laid: dict[str, str]
+) -> None:
+    """Schema 5 keeps a file's usage-first rows as one value: a store of version 4 (a row
+    each) is migrated by forgetting what its usage-first runs kept, and the next one
+    reads those files again — the same usage as ever."""
+    path = str(tmp_path / "v4.sqlite")
+    with SessionStore(path) as store:
+        index_history(store, adapters(), usage_first=True, workers=1)
+        expected = _usage_of(store, read_by_usage=True)
+    raw = sqlite3.connect(path)
+    with raw:  # as version 4 kept it: a row per record with usage
+        raw.execute("DROP TABLE usage_first")
+        raw.execute(store_schema._V4_USAGE_FIRST)
+        raw.execute("INSERT INTO usage_first VALUES (1, 1, '', '', 'm', '{}')")
+        raw.execute("UPDATE schema_version SET version = 4")
+    raw.close()
+    with SessionStore(path) as store:
+        assert not store.has_pending()
+        report = index_history(store, adapters(), usage_first=True, workers=1)
+        assert (report.new, report.unchanged) == (len(laid), 0)
+        assert _usage_of(store, read_by_usage=True) == expected
