@@ -16,7 +16,7 @@ from agentspool.spool.errors import (
 )
 
 if TYPE_CHECKING:
-    from agentspool.core.store import SessionStore, StoredSession, UsageRecord
+    from agentspool.core.store import KeptUsage, SessionStore, StoredSession
     from agentspool.core.usage import SessionInfo, UsageGrouping, UsageReport
 
 __all__ = ["usage"]
@@ -130,7 +130,7 @@ def _unique_response_ids(provider: str) -> bool:
 
 def _stored_usage(
     store: SessionStore, providers: Sequence[str], since: dt.date | None
-) -> Iterator[tuple[SessionInfo, list[UsageRecord]]]:
+) -> Iterator[tuple[SessionInfo, list[KeptUsage]]]:
     """Usage's one input: every session of ``providers`` in the store, with its records
     that carry usage (the store's usage index; no conversation is read).
 
@@ -158,10 +158,8 @@ def _stored_usage(
         for key, members in groups.items()
         if cutoff is None or max(s.updated for s in members) >= cutoff
     }
-    records: dict[int, list[UsageRecord]] = {}
     ids = [s.id for members in chosen.values() for s in members]
-    for record in store.usage_records(ids):
-        records.setdefault(record.session, []).append(record)
+    records = store.usage_by_session(ids)
     unique = {provider: _unique_response_ids(provider) for provider in wanted}
     for (provider, _), members in chosen.items():
         main = members[0]

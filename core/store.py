@@ -50,7 +50,6 @@ writer of one file's parse).
 
 from __future__ import annotations
 
-import heapq
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -67,6 +66,7 @@ from agentspool.core.store_db import (
 )
 from agentspool.core.store_rows import (
     FileCursor,
+    KeptUsage,
     SearchHit,
     StoredSession,
     UsageParse,
@@ -95,6 +95,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "FileCursor",
     "Ingest",
+    "KeptUsage",
     "SearchHit",
     "SessionStore",
     "StoredSession",
@@ -480,45 +481,48 @@ class SessionStore:
         """Every record carrying usage (of ``sessions``, or of every session), in session
         and ``seq`` order, read from the usage index alone (no conversation text is read).
         Each API message's usage counts once: dedupe by ``(session, message_id)``."""
+        found = self.usage_by_session(sessions)
+        for session in sorted(found):
+            for r in found[session]:
+                yield UsageRecord(
+                    session=session,
+                    seq=r.seq,
+                    timestamp=r.timestamp,
+                    model=r.model,
+                    message_id=r.message_id,
+                    usage=r.usage,
+                )
+
+    def usage_by_session(self, sessions: Iterable[int] | None = None) -> dict[int, list[KeptUsage]]:
+        """``usage_records`` by session (every session with any), each in ``seq`` order."""
         chosen = None if sessions is None else sorted(set(sessions))
-        # A file a usage-first index read (ADR 0043) has its usage in ``usage_first``
-        # until its records are written; a session is in one table or the other.
-        indexed = (
-            "SELECT session, seq, timestamp, model, message_id, usage FROM records "
-            "INDEXED BY records_with_usage WHERE usage IS NOT NULL"
-        )
-        first = "SELECT session, rows FROM usage_first"
+        found: dict[int, list[KeptUsage]] = {}
         batches: list[list[int] | None] = [None]
         if chosen is not None:
             batches = [chosen[i : i + 500] for i in range(0, len(chosen), 500)]
         for batch in batches:
             where, values = "", batch or []
             if batch is not None:
-                where = f"session IN ({', '.join('?' for _ in batch)})"
-            rows = self._db.execute(
-                f"{indexed} {'AND ' + where if where else ''} ORDER BY session, seq", values
+                where = f"AND session IN ({', '.join('?' for _ in batch)})"
+            # A file a usage-first index read (ADR 0043) has its usage in ``usage_first``
+            # until its records are written; a session is in one table or the other.
+            for session, rows in self._db.execute(
+                f"SELECT session, rows FROM usage_first WHERE 1 {where}",  # noqa: S608 - marks only
+                values,
+            ):
+                found[session] = decode_usage_rows(rows)
+            indexed = self._db.execute(
+                "SELECT session, seq, timestamp, model, message_id, usage FROM records "  # noqa: S608
+                f"INDEXED BY records_with_usage WHERE usage IS NOT NULL {where} "
+                "ORDER BY session, seq",
+                values,
             )
-            kept = {
-                session: kept
-                for session, kept in self._db.execute(
-                    f"{first} {'WHERE ' + where if where else ''}", values
-                )
-            }
-            yield from heapq.merge(
-                (
-                    UsageRecord(
-                        session=session,
-                        seq=seq,
-                        timestamp=timestamp,
-                        model=model,
-                        message_id=message_id,
-                        usage=_decode_usage(usage),
-                    )
-                    for session, seq, timestamp, model, message_id, usage in rows
-                ),
-                (r for session in sorted(kept) for r in decode_usage_rows(session, kept[session])),
-                key=lambda r: r.session,
-            )
+            for session, seq, timestamp, model, message_id, usage in indexed:
+                kept = found.get(session)
+                if kept is None:
+                    kept = found[session] = []
+                kept.append(KeptUsage(seq, timestamp, model, message_id, _decode_usage(usage)))
+        return found
 
     def search(
         self,

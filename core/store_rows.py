@@ -14,6 +14,7 @@ from agentspool.core.store_schema import _BOOLS, _NAMES, _SESSION_FIELDS
 
 __all__ = [
     "FileCursor",
+    "KeptUsage",
     "SearchHit",
     "StoredSession",
     "UsageParse",
@@ -26,7 +27,20 @@ __all__ = [
 _encode = msgspec.json.Encoder().encode
 _decode_input = msgspec.json.Decoder(dict[str, Any]).decode
 _decode_usage = msgspec.json.Decoder(Usage).decode
-_decode_usage_rows = msgspec.json.Decoder(list[tuple[int, str, str, str, Usage]]).decode
+
+
+class KeptUsage(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A record with usage as a session's usage is read back (``usage_by_session``); a
+    usage-first index keeps a file's as a JSON array of these (``UsageParse.rows``)."""
+
+    seq: int
+    timestamp: str
+    model: str
+    message_id: str
+    usage: Usage
+
+
+_decode_kept = msgspec.json.Decoder(list[KeptUsage]).decode
 
 
 def encode_usage_rows(rows: Iterable[tuple[int, str, str, str, Usage]]) -> bytes:
@@ -34,12 +48,9 @@ def encode_usage_rows(rows: Iterable[tuple[int, str, str, str, Usage]]) -> bytes
     return _encode(list(rows))
 
 
-def decode_usage_rows(session: int, rows: bytes) -> list[UsageRecord]:
-    """The records a usage-first index kept of ``session``'s file (``UsageParse.rows``)."""
-    return [
-        UsageRecord(session=session, seq=seq, timestamp=at, model=model, message_id=mid, usage=u)
-        for seq, at, model, mid, u in _decode_usage_rows(rows)
-    ]
+def decode_usage_rows(rows: bytes) -> list[KeptUsage]:
+    """The records a usage-first index kept of a file (``UsageParse.rows``)."""
+    return _decode_kept(rows)
 
 
 def _row(session: int, m: Message) -> tuple[object, ...]:

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
-from typing import Literal, NamedTuple, Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -147,27 +147,17 @@ class UsageReport(msgspec.Struct, kw_only=True):
     total: UsageRow
 
 
-class _Entry(NamedTuple):
-    """One counted response: its session, and what its record says."""
-
-    session: SessionInfo
-    timestamp: str
-    model: str
-    message_id: str
-    usage: Usage
-
-
 def _has_tokens(usage: Usage) -> bool:
     return bool(usage.input_tokens or usage.output_tokens)
 
 
 def _session_entries(
     info: SessionInfo, messages: Iterable[Charged]
-) -> tuple[list[_Entry], float, float]:
+) -> tuple[list[Charged], float, float]:
     """The session's entries (each response once) and its first and last record's moment
     (epoch seconds; 0: none has a time): the first and the last record with a time in the
     order given, the file's (ADR 0057)."""
-    entries: list[_Entry] = []
+    entries: list[Charged] = []
     seen: set[str] = set()
     first, last = info.started, info.updated
     # A span the store gives holds every record's time already (the records given are
@@ -188,30 +178,33 @@ def _session_entries(
             if message_id in seen:
                 continue
             seen.add(message_id)
-        entries.append(_Entry(info, stamp, message.model, message_id, usage))
+        entries.append(message)
     return entries, first, last
 
 
-def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_Entry]:
-    """Every entry of every session, a response copied into several sessions once."""
+def _once(
+    sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]],
+) -> list[tuple[SessionInfo, list[Charged]]]:
+    """Every session's entries, in the order sessions count (module docstring), a
+    response copied into several sessions counted once."""
     collected = []
     ids: list[set[str]] = []
     for info, messages in sessions:
         entries, first, last = _session_entries(info, messages)
         if entries:
-            collected.append(((first, last, info.provider, info.session_id), entries))
+            collected.append(((first, last, info.provider, info.session_id), info, entries))
             ids.append({e.message_id for e in entries if e.message_id})
-    collected.sort(key=lambda pair: pair[0])
+    collected.sort(key=lambda found: found[0])
     if sum(map(len, ids)) == len(set().union(*ids)):
         # No response id in two sessions (the usual history): nothing is a copy.
-        return [entry for _, entries in collected for entry in entries]
+        return [(info, entries) for _, info, entries in collected]
     seen: set[tuple[str, str, str]] = set()
     counted: set[tuple[str, str]] = set()
     kept = []
-    for _, entries in collected:
+    for _, info, entries in collected:
+        own = []
         for entry in entries:
             if entry.message_id:
-                info = entry.session
                 stamp = "" if info.unique_ids else entry.timestamp
                 key = (info.provider, entry.message_id, stamp)
                 response = key[:2]
@@ -219,7 +212,8 @@ def _once(sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]]) -> list[_En
                     continue
                 seen.add(key)
                 counted.add(response)
-            kept.append(entry)
+            own.append(entry)
+        kept.append((info, own))
     return kept
 
 
@@ -286,10 +280,16 @@ class _Tally:
         self.unpriced_models: list[str] = []
         self.first = self.last = ""
 
-    def add(self, entry: _Entry, figures: tuple[int, int, int, int], cost: float | None) -> None:
-        """Add one entry; ``figures``: its plain input, output, cache read and cache write
-        tokens (computed once for the entry's row and the total)."""
-        provider, model, stamp = entry.session.provider, entry.model, entry.timestamp
+    def add(
+        self,
+        provider: str,
+        entry: Charged,
+        figures: tuple[int, int, int, int],
+        cost: float | None,
+    ) -> None:
+        """Add one entry of ``provider``; ``figures``: its plain input, output, cache read
+        and cache write tokens (computed once for the entry's row and the total)."""
+        model, stamp = entry.model, entry.timestamp
         if self.provider != provider:
             self.provider = provider if self.provider is None else ""
         plain, output, read, written = figures
@@ -332,12 +332,12 @@ class _Tally:
         )
 
 
-_KEYS: dict[str, Callable[[_Entry, str], tuple[str, str]]] = {
-    "day": lambda entry, day: ("", day),
+_KEYS: dict[str, Callable[[SessionInfo, Charged, str], tuple[str, str]]] = {
+    "day": lambda info, entry, day: ("", day),
     # A session id is unique within its provider.
-    "session": lambda entry, day: (entry.session.provider, entry.session.session_id),
-    "model": lambda entry, day: ("", entry.model),
-    "project": lambda entry, day: ("", entry.session.project),
+    "session": lambda info, entry, day: (info.provider, info.session_id),
+    "model": lambda info, entry, day: ("", entry.model),
+    "project": lambda info, entry, day: ("", info.project),
 }
 """A row's key, by grouping: the provider it is unique within, and its name."""
 
@@ -352,36 +352,39 @@ def usage_report(
     tz: dt.tzinfo | None = None,
 ) -> UsageReport:
     """Totals per ``by`` group, and over all (module docstring: every rule)."""
-    tallies: dict[tuple[str, str], tuple[_Tally, _Entry]] = {}
+    tallies: dict[tuple[str, str], tuple[_Tally, SessionInfo]] = {}
     total = _Tally()
     filtered = since is not None or until is not None
     days_of = _Days(tz).of
     key_of = _KEYS[by]
     cost_of = prices.cost
-    for entry in _once(sessions):
-        days = days_of(entry.timestamp)
-        if days is None:
-            if filtered:
-                continue
-            day, name, price_day = None, "", dt.date.max
-        else:
-            day, name, price_day = days
-            if (since is not None and day < since) or (until is not None and day > until):
-                continue
-        usage = entry.usage
-        cost = cost_of(entry.model, price_day, usage)
-        key = key_of(entry, name)
-        found = tallies.get(key)
-        if found is None:
-            found = tallies[key] = (_Tally(), entry)
-        read, written = usage.cached_input_tokens, usage.cache_write_tokens
-        figures = (usage.input_tokens - read - written, usage.output_tokens, read, written)
-        found[0].add(entry, figures, cost)
-        total.add(entry, figures, cost)
+    for info, entries in _once(sessions):
+        provider = info.provider
+        for entry in entries:
+            days = days_of(entry.timestamp)
+            if days is None:
+                if filtered:
+                    continue
+                day, name, price_day = None, "", dt.date.max
+            else:
+                day, name, price_day = days
+                if (since is not None and day < since) or (until is not None and day > until):
+                    continue
+            usage = entry.usage
+            assert usage is not None  # an entry has tokens (``_session_entries``)
+            cost = cost_of(entry.model, price_day, usage)
+            key = key_of(info, entry, name)
+            found = tallies.get(key)
+            if found is None:
+                found = tallies[key] = (_Tally(), info)
+            read, written = usage.cached_input_tokens, usage.cache_write_tokens
+            figures = (usage.input_tokens - read - written, usage.output_tokens, read, written)
+            found[0].add(provider, entry, figures, cost)
+            total.add(provider, entry, figures, cost)
     rows = []
-    for (_, name), (tally, entry) in tallies.items():
+    for (_, name), (tally, info) in tallies.items():
         if by == "session":
-            rows.append(tally.row(name, project=entry.session.project, path=entry.session.path))
+            rows.append(tally.row(name, project=info.project, path=info.path))
         else:
             rows.append(tally.row(name, project=name if by == "project" else ""))
     ordered = sorted(rows, key=lambda r: (r.first, r.key) if by == "session" else (r.key,))
