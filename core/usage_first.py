@@ -9,7 +9,9 @@ adapter's own full parse, of which only the records with usage are kept.
 The files go to a pool of forked workers, one per core available, biggest first; each
 returns its ``UsageParse`` (a few tuples per response) and the indexing process writes
 them as they come. Forked, the workers inherit the adapters and start in milliseconds;
-under ``POOL_MIN_BYTES`` of work, or on one core, the parse stays in process.
+under ``POOL_MIN_BYTES`` of work, or on one core, the parse stays in process. A worker
+that dies (killed, or by a mapped file cut short under it: ``disposable``) breaks the
+pool; the files not done yet are then read in process.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 
 import msgspec
 
@@ -27,7 +31,7 @@ from agentspool.core.store_rows import encode_usage_rows
 from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
 
-__all__ = ["POOL_MIN_BYTES", "full_usage_view", "usage_parse", "usage_parses"]
+__all__ = ["POOL_MIN_BYTES", "disposable", "full_usage_view", "usage_parse", "usage_parses"]
 
 CHUNK = 1 << 20
 """Bytes a full parse reads at a time: memory follows the block, not the file."""
@@ -98,6 +102,20 @@ def usage_parse(adapter: Adapter, path: str) -> UsageParse:
 
 _JOBS: list[tuple[Adapter, str]] = []
 """The usage-first parses of one run, read by the pool's forked workers by index."""
+_DISPOSABLE = False
+
+
+def disposable() -> bool:
+    """Whether this process is a pool worker of ``usage_parses``: one whose death loses
+    nothing (its files are read again by the process that started it). A reader may then
+    map a file instead of copying it in, though a file cut short meanwhile kills the
+    process that maps it (SIGBUS)."""
+    return _DISPOSABLE
+
+
+def _in_a_worker() -> None:
+    global _DISPOSABLE  # noqa: PLW0603 - set once, in the worker it describes
+    _DISPOSABLE = True
 
 
 def _usage_job(n: int) -> tuple[int, UsageParse | BaseException]:
@@ -113,19 +131,36 @@ def usage_parses(
 ) -> Iterator[tuple[int, UsageParse | BaseException]]:
     """Each job's ``usage_parse`` (index into ``jobs``, result or failure) as it
     finishes: on every core by a pool of forked workers (this process writes), the
-    biggest files first; in this process when it is little or there is one core."""
+    biggest files first; in this process when it is little or there is one core, and for
+    the files a worker did not finish when one died."""
     cores = workers if workers is not None else len(os.sched_getaffinity(0))
     total = sum(size for _, _, size in jobs)
     order = sorted(range(len(jobs)), key=lambda n: -jobs[n][2])
     _JOBS[:] = [(a, p) for a, p, _ in jobs]
+    done: set[int] = set()
     try:
-        if cores < 2 or len(jobs) < 2 or total < POOL_MIN_BYTES:
-            for n in order:
+        if cores >= 2 and len(jobs) >= 2 and total >= POOL_MIN_BYTES:
+            for result in _pooled(order, min(cores, len(jobs))):
+                done.add(result[0])
+                yield result
+        for n in order:
+            if n not in done:
                 yield _usage_job(n)
-            return
-        # Forked: the workers have the adapters already, and start in milliseconds.
-        context = multiprocessing.get_context("fork")
-        with context.Pool(min(cores, len(jobs))) as pool:
-            yield from pool.imap_unordered(_usage_job, order)
     finally:
         _JOBS.clear()
+
+
+def _pooled(order: list[int], workers: int) -> Iterator[tuple[int, UsageParse | BaseException]]:
+    """The jobs' results from forked workers, as they finish; those of a pool that broke
+    (a worker killed) stop there."""
+    # Forked: the workers have the adapters already, and start in milliseconds.
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("fork"), initializer=_in_a_worker
+    )
+    try:
+        for future in as_completed([pool.submit(_usage_job, n) for n in order]):
+            yield future.result()
+    except BrokenProcessPool:
+        return
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

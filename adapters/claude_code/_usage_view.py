@@ -13,15 +13,27 @@ with usage counts — the file's side, an inline subagent's (1.0.x, in the main 
 the main agent's response seen from a subagent's file (``_other_side``) — its first line
 begins the response, and a later line of it with tokens restates the whole response
 (``_priced``, ``_reprice``, the latest ``RESPONSES_KEPT`` responses). The session's span
-is that of the lines that make a record. Not read here, and written when the file's
-records are: the first prompt's title and the record count (``usage`` reads neither).
+is that of the lines that make a record, the first and the last in file order (ADR 0057).
+Not read here, and written when the file's records are: the first prompt's title and the
+record count (``usage`` reads neither).
+
+A file of ``SCAN_FROM`` to ``SCAN_UP_TO`` bytes is not decoded line by line at all
+(``_scan``, ADR 0057): most of its bytes are tool results and text that no rule reads,
+and a SIMD substring search (StringZilla) finds the lines that can change the answer —
+those with usage, those with a title — at memory speed. They are fed to the same
+``_Reader``, in file order, after the head (until the file's side, session, cwd and first
+record are known) and before the tail (until its last record and version are seen); a
+file where that cannot be proven reads whole, line by line.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
+from io import FileIO
 
 import msgspec
+import stringzilla
 
 from agentspool.adapters.claude_code._records import (
     BOOKKEEPING,
@@ -38,12 +50,28 @@ from agentspool.adapters.claude_code._records import (
 )
 from agentspool.adapters.common.jsonl import split_lines, whole_tail
 from agentspool.core.seam import TranscriptFacts, Usage, UsageView
+from agentspool.core.usage_first import disposable
 from agentspool.spool.files import regular_fd
 
 __all__ = ["usage_view"]
 
 BLOCK = 8 << 20
 """Bytes decoded at a time: the view keeps nothing of a line it does not count."""
+SCAN_FROM = 256 << 10
+"""Smaller files read whole: their head and tail are most of them."""
+SCAN_UP_TO = 64 << 20
+"""Larger files read whole, a block at a time: a scan holds its file in memory."""
+HEAD_LINES = 64
+"""Lines a scan reads from the start to learn the file's side, session, cwd and first
+record; a file that has not said them by then reads whole."""
+TAIL_LINES = 32
+"""Lines a scan reads at the end, where the last record and the last version are (then
+16 times as many, if those did not hold them)."""
+_SCANNED_FOR = ('"usage":', 'Title":"')
+"""What makes a line in the middle of a file one that can change what the view reads:
+usage (the only key msgspec reads as ``message.usage``: the CLI writes compact JSON, and
+a string's quotes inside a value are escaped), and the ``aiTitle``/``customTitle`` of a
+title record."""
 _SYSTEM_RECORDS = frozenset(
     {"compact_boundary", "microcompact_boundary", "api_error", "error", "api_refusal"}
 )
@@ -86,6 +114,28 @@ class _UsageLine(msgspec.Struct, rename="camel", gc=False):
 
 
 _decoder = msgspec.json.Decoder(_UsageLine)
+
+
+class _MiddleMessage(msgspec.Struct, gc=False):
+    id: str | None = None
+    model: str | None = None
+    usage: ApiUsage | None = None
+
+
+class _MiddleLine(msgspec.Struct, rename="camel", gc=False):
+    """What a line between a scan's head and tail can change (``_Reader.read_middle``):
+    a response's usage, or the file's title. Its content, by far most of its bytes, is
+    skipped unbuilt: it decides only the span, whose ends the head and tail read."""
+
+    type: str = ""
+    subtype: str | None = None
+    timestamp: str | None = None
+    message: _MiddleMessage | None = None
+    ai_title: str | None = None
+    custom_title: str | None = None
+
+
+_middle_decoder = msgspec.json.Decoder(_MiddleLine)
 _SHOWN_BLOCKS = frozenset({"text", "thinking", "tool_use"})
 
 
@@ -114,9 +164,19 @@ class _Reader:
         self.title_rank = 0
         self.rows: list[list[object]] = []
         self.seen: set[str] = set()
-        self.carriers: dict[str, list[object]] = {}
+        self.carriers: dict[str, tuple[list[object], ApiUsage]] = {}
+        """The latest responses begun: their row, and their usage as the API wrote it."""
         self.first = self.last = ""
         self.lines = 0
+        self.stamped = self.versions = 0
+        """Lines read that made a record with a time, and that set the version (a scan's
+        proof that its tail held the last of each)."""
+
+    @property
+    def settled(self) -> bool:
+        """Whether the lines read so far decided what only the file's first lines decide:
+        its side, its session and cwd, any cwd at all, and its first record."""
+        return bool(self.sidechain is not None and self.session_id and self.any_cwd and self.first)
 
     def read(self, line: _UsageLine) -> None:
         self.lines += 1
@@ -140,6 +200,7 @@ class _Reader:
             self.session_id, self.cwd = line.session_id, line.cwd or ""
         if line.version:
             self.version = line.version
+            self.versions += 1
         if kind == "assistant":
             if self._usage(line) or _shows(line):
                 self._span(line.timestamp)
@@ -151,13 +212,27 @@ class _Reader:
         ):
             self._span(line.timestamp)
 
-    def _file_record(self, line: _UsageLine) -> None:
+    def read_middle(self, line: _MiddleLine) -> None:
+        """What ``read`` does with a line once the reader is ``settled`` and before the
+        tail, but for what the tail decides again (the version, the span's last line):
+        an assistant line's usage counts, whichever side it is on; a title is taken."""
+        self.lines += 1
+        if line.subtype == "stop_hook_summary":
+            return
+        if line.type == "assistant":
+            self._usage(line)
+        elif line.type in TITLE_RANK:
+            self._file_record(line)
+
+    def _file_record(self, line: _UsageLine | _MiddleLine) -> None:
         rank = TITLE_RANK.get(line.type, 0)
         if rank:
             title = (line.custom_title if rank == 2 else line.ai_title) or ""
             if title and rank >= self.title_rank:
                 self.title, self.title_rank = title, rank
-        elif line.pr_url if line.type == "pr-link" else line.frame_url:
+        elif isinstance(line, _UsageLine) and (
+            line.pr_url if line.type == "pr-link" else line.frame_url
+        ):
             self._span(line.timestamp)
 
     def _span(self, stamp: str | None) -> None:
@@ -167,25 +242,31 @@ class _Reader:
             if not self.first:
                 self.first = stamp
             self.last = stamp
+            self.stamped += 1
 
-    def _usage(self, line: _UsageLine) -> bool:
+    def _usage(self, line: _UsageLine | _MiddleLine) -> bool:
         """Whether the line begins a response (or is one of no id) with usage: its
         first record carries it (``_priced``)."""
         msg = line.message
         if msg is None or msg.usage is None:
             return False
-        usage = usage_of(msg.usage)
+        api = msg.usage
         message_id = msg.id or ""
         if message_id and message_id in self.seen:
-            carrier = self.carriers.get(message_id)
-            if carrier is not None and has_tokens(usage) and carrier[4] != usage:
-                carrier[4] = usage  # a later line restates the whole response
+            carried = self.carriers.get(message_id)
+            # Most lines of a response repeat its usage: compared as the API wrote it.
+            if carried is not None and carried[1] != api:
+                usage = usage_of(api)
+                if has_tokens(usage):  # a later line restates the whole response
+                    carried[0][4] = usage
+                    self.carriers[message_id] = (carried[0], api)
             return False
+        usage = usage_of(api)
         row: list[object] = [self.lines, line.timestamp or "", msg.model or "", message_id, usage]
         self.rows.append(row)
         if message_id:
             self.seen.add(message_id)
-            self.carriers[message_id] = row
+            self.carriers[message_id] = (row, api)
             if len(self.carriers) > RESPONSES_KEPT:
                 del self.carriers[next(iter(self.carriers))]
         return True
@@ -212,36 +293,184 @@ class _Reader:
             self.read(line)
 
 
+def _read_whole(fh: FileIO, size: int, reader: _Reader) -> None:
+    """Every line of the file, a block at a time."""
+    # One buffer for the whole file, read into again and again: a fresh block for every
+    # read cost a page fault per 4 KB, and in two forked workers side by side that was
+    # ~0.1 s of a first ``usage``'s 500 MB (ADR 0043).
+    buffer = bytearray(max(min(size + 1, BLOCK), 1))
+    view = memoryview(buffer)
+    held = 0  # bytes at the buffer's start after its last newline: a line's beginning
+    while True:
+        if held == len(buffer):  # a line longer than the buffer: make room for it
+            view.release()
+            buffer.extend(bytes(len(buffer)))
+            view = memoryview(buffer)
+        got = fh.readinto(view[held:])
+        if not got:
+            if whole_tail(view[:held]):  # the last record, its newline missing
+                reader.feed(view[:held])
+            break
+        end = held + got
+        cut = buffer.rfind(b"\n", 0, end) + 1
+        if cut:
+            reader.feed(view[:cut])
+            buffer[: end - cut] = bytes(view[cut:end])  # the next line's start
+            held = end - cut
+        else:
+            held = end
+
+
+class _Scan:
+    """One file in memory, its lines found by substring search (module docstring)."""
+
+    def __init__(self, data: memoryview, reader: _Reader) -> None:
+        self.data = data
+        self.text = stringzilla.Str(data)
+        self.reader = reader
+        self.newlines = 0  # before ``self.at``: the line number of a line starting there
+        self.at = 0
+
+    def feed(self, start: int, end: int) -> bool:
+        """The line at ``start`` (its number counted from the last line fed) read;
+        ``False`` if it does not decode (the whole read salvages what it can)."""
+        self.newlines += self.text.count("\n", self.at, start)
+        self.at = start
+        self.reader.lines = self.newlines
+        try:
+            self.reader.read(_decoder.decode(self.data[start:end]))
+        except DECODE_ERRORS:
+            return False
+        return True
+
+    def head(self) -> int:
+        """Where the middle begins: after the lines that settle the reader (``-1``: they
+        did not, in ``HEAD_LINES``)."""
+        start = 0
+        for _ in range(HEAD_LINES):
+            end: int = self.text.find("\n", start)
+            if end < 0 or not self.feed(start, end):
+                return -1
+            start = end + 1
+            if self.reader.settled:
+                return start
+        return -1
+
+    def tail(self, middle: int, lines: int) -> int:
+        """Where the last ``lines`` lines begin (not before ``middle``)."""
+        cut = len(self.data)
+        for _ in range(lines):
+            newline = self.text.rfind("\n", middle, cut - 1)
+            if newline < 0:
+                return middle
+            cut = newline + 1
+        return cut
+
+    def middle(self, start: int, end: int) -> bool:
+        """Every line in ``[start, end)`` that holds what ``_SCANNED_FOR`` names, in file
+        order, read by ``read_middle`` (``False``: one does not decode)."""
+        ends: dict[int, int] = {}
+        find, rfind, count = self.text.find, self.text.rfind, self.text.count
+        for needle in _SCANNED_FOR:
+            at = start
+            while (found := find(needle, at, end)) >= 0:
+                line = rfind("\n", start - 1, found) + 1
+                at = find("\n", found, end)
+                ends[line] = at
+                at += 1
+        starts = sorted(ends)
+        data = self.data
+        try:
+            lines = _middle_decoder.decode_lines(b"\n".join([data[s : ends[s]] for s in starts]))
+        except DECODE_ERRORS:
+            return False
+        reader, numbered, at = self.reader, self.newlines, self.at
+        for line_start, line in zip(starts, lines, strict=True):
+            numbered += count("\n", at, line_start)
+            at = line_start
+            reader.lines = numbered
+            reader.read_middle(line)
+        self.newlines, self.at = numbered, at
+        return True
+
+    def last_lines(self, start: int) -> bool:
+        """Every line from ``start`` on, the last one without its newline only if whole."""
+        size = len(self.data)
+        while start < size:
+            end = self.text.find("\n", start)
+            if end < 0:
+                return not whole_tail(self.data[start:]) or self.feed(start, size)
+            if not self.feed(start, end):
+                return False
+            start = end + 1
+        return True
+
+
+def _scanned(fh: FileIO, size: int) -> _Reader | None:
+    """A reader fed the file by a ``_Scan``; ``None`` when the scan cannot prove it read
+    what a whole read reads. A tail without a record or a version (a subagent's progress
+    lines can be the last hundreds of lines) is tried once more, longer."""
+    mapped = None
+    if disposable():
+        # A worker maps the file rather than copying it in (~0.1 s of CPU on 500 MB):
+        # if the file is cut short meanwhile it dies, and its files are read again.
+        mapped = mmap.mmap(fh.fileno(), size, flags=_MAP_FLAGS, prot=mmap.PROT_READ)
+        data = memoryview(mapped)
+    else:
+        data = _scratch(size)
+        data = data[: fh.readinto(data)]
+    try:
+        return _scan(data)
+    finally:
+        data.release()
+        if mapped is not None:
+            mapped.close()
+
+
+def _scan(data: memoryview) -> _Reader | None:
+    for tail_lines in (TAIL_LINES, TAIL_LINES * 16):
+        scan = _Scan(data, _Reader())
+        middle = scan.head()
+        if middle < 0:
+            return None
+        end = scan.tail(middle, tail_lines)
+        if not scan.middle(middle, end):
+            return None
+        reader = scan.reader
+        stamped, versions = reader.stamped, reader.versions
+        if not scan.last_lines(end):
+            return None
+        # The tail holds a record with a time and a version: the last of each in the file.
+        if reader.stamped > stamped and reader.versions > versions:
+            return reader
+    return None
+
+
+_MAP_FLAGS = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+"""Private and read-only; populated at once where the system can (Linux): one call
+instead of a fault per page."""
+_SCRATCH = bytearray()
+"""The buffer a scan reads its file into, kept for the next one (a fresh one costs a page
+fault per 4 KB: ~0.1 s of a first ``usage``'s 500 MB, ADR 0043); at most ``SCAN_UP_TO``."""
+
+
+def _scratch(size: int) -> memoryview:
+    if len(_SCRATCH) < size:
+        _SCRATCH.extend(bytes(size - len(_SCRATCH)))
+    return memoryview(_SCRATCH)[:size]
+
+
 def usage_view(path: str, file_session: str) -> UsageView:
-    """``path`` read whole through the usage view. ``file_session``: the session the
-    file is named after (``HistoryParser``: a main transcript's session)."""
-    reader = _Reader()
+    """``path`` read through the usage view: scanned or whole (module docstring).
+    ``file_session``: the session the file is named after (``HistoryParser``: a main
+    transcript's session)."""
     with open(regular_fd(path), "rb", buffering=0) as fh:
-        # One buffer for the whole file, read into again and again: a fresh block for
-        # every read cost a page fault per 4 KB, and in two forked workers side by side
-        # that was ~0.1 s of a first ``usage``'s 500 MB (ADR 0043).
         size = os.fstat(fh.fileno()).st_size
-        buffer = bytearray(max(min(size + 1, BLOCK), 1))
-        view = memoryview(buffer)
-        held = 0  # bytes at the buffer's start after its last newline: a line's beginning
-        while True:
-            if held == len(buffer):  # a line longer than the buffer: make room for it
-                view.release()
-                buffer.extend(bytes(len(buffer)))
-                view = memoryview(buffer)
-            got = fh.readinto(view[held:])
-            if not got:
-                if whole_tail(view[:held]):  # the last record, its newline missing
-                    reader.feed(view[:held])
-                break
-            end = held + got
-            cut = buffer.rfind(b"\n", 0, end) + 1
-            if cut:
-                reader.feed(view[:cut])
-                buffer[: end - cut] = bytes(view[cut:end])  # the next line's start
-                held = end - cut
-            else:
-                held = end
+        reader = _scanned(fh, size) if SCAN_FROM <= size <= SCAN_UP_TO else None
+        if reader is None:
+            fh.seek(0)
+            reader = _Reader()
+            _read_whole(fh, size, reader)
     agent = reader.agent_id
     session = reader.session_id if agent else file_session or reader.session_id
     rows: list[tuple[int, str, str, str, Usage]] = [tuple(r) for r in reader.rows]  # type: ignore[misc]

@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from agentspool.adapters import registry
-from agentspool.core import history, store_schema
+from agentspool.adapters.claude_code import _usage_view
+from agentspool.adapters.claude_code._adapter import ClaudeCode
+from agentspool.core import history, store_schema, usage_first
 from agentspool.core.history import IndexReport, index_file, index_history
 from agentspool.core.seam import Adapter, Message, TranscriptFile
 from agentspool.core.store import SessionStore
@@ -568,12 +570,15 @@ def _usage_of(
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_usage_first_run_stores_what_a_full_index_gives_usage(
-    tmp_path: Path, laid: dict[str, str], workers: int
+    tmp_path: Path, laid: dict[str, str], workers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """ADR 0043: the usage a usage-first run stores (on one core, or a pool of two) is
-    the full index's, response for response, with the session's facts and span; the
-    next full run writes the records, and the store is then a clean index's; a
-    usage-first run after that reads nothing."""
+    """ADR 0043: the usage a usage-first run stores (on one core, or a pool of two
+    forked workers that map and scan each Claude Code file, ADR 0057) is the full
+    index's, response for response, with the session's facts and span; the next full
+    run writes the records, and the store is then a clean index's; a usage-first run
+    after that reads nothing."""
+    monkeypatch.setattr(usage_first, "POOL_MIN_BYTES", 0)  # the captures are small
+    monkeypatch.setattr(_usage_view, "SCAN_FROM", 0)
     with SessionStore(str(tmp_path / "clean.sqlite")) as clean:
         index_history(clean, adapters())
         expected_usage, expected = _usage_of(clean), stored(clean)
@@ -668,3 +673,29 @@ def test_a_version_4_store_reads_its_usage_first_files_again(
         report = index_history(store, adapters(), usage_first=True, workers=1)
         assert (report.new, report.unchanged) == (len(laid), 0)
         assert _usage_of(store, read_by_usage=True) == expected
+
+
+class _DiesInAWorker(ClaudeCode):
+    """Claude Code whose usage view of one file kills the pool worker reading it (as a
+    file cut short under a worker's mapping would: SIGBUS)."""
+
+    def usage_view(self, path: str) -> Any:
+        if usage_first.disposable() and path.endswith(self.fatal):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().usage_view(path)
+
+    fatal = ""
+
+
+def test_a_worker_that_dies_loses_no_file(
+    store: SessionStore, laid: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool breaks; what it had not handed back is read in this process."""
+    monkeypatch.setattr(usage_first, "POOL_MIN_BYTES", 0)
+    claude = sorted(p for p, name in laid.items() if name == "claude-code")
+    _DiesInAWorker.fatal = claude[len(claude) // 2]
+    report = index_history(store, [_DiesInAWorker()], usage_first=True, workers=2)
+    assert (report.new, report.failed) == (len(claude), 0)
+    with SessionStore(":memory:") as clean:
+        index_history(clean, [fresh("claude-code")], usage_first=True, workers=1)
+        assert _usage_of(store, read_by_usage=True) == _usage_of(clean, read_by_usage=True)
