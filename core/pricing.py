@@ -32,16 +32,17 @@ class _Rates(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     cache_write: float | None = None
 
     def cost(self, usage: Usage) -> float | None:
-        plain = usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens
+        read, written = usage.cached_input_tokens, usage.cache_write_tokens
+        plain = usage.input_tokens - read - written
         total = plain * self.input + usage.output_tokens * self.output
-        for tokens, rate in (
-            (usage.cached_input_tokens, self.cache_read),
-            (usage.cache_write_tokens, self.cache_write),
-        ):
-            if tokens:
-                if rate is None:
-                    return None
-                total += tokens * rate
+        if read:
+            if self.cache_read is None:
+                return None
+            total += read * self.cache_read
+        if written:
+            if self.cache_write is None:
+                return None
+            total += written * self.cache_write
         return total / 1_000_000
 
 
@@ -100,7 +101,10 @@ class PriceTable:
 
     def cost(self, model: str, day: dt.date, usage: Usage) -> float | None:
         """US dollars for one response's usage; ``None``: not priced by this table."""
-        row = self.price(model, day)
+        try:
+            row = self._in_effect[model, day]
+        except KeyError:
+            row = self.price(model, day)
         if row is None:
             return None
         long_prompt = row.long_prompt

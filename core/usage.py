@@ -45,14 +45,16 @@ Days and date filters
 Cost
     Per entry, from ``prices`` at the entry's UTC date (``core/pricing.py``). An entry
     the table cannot price adds its tokens to ``unpriced_tokens`` and its model to
-    ``unpriced_models``; a row's ``cost_usd`` is the sum of its priced entries, ``None``
-    when none of them is priced. So a cost never silently includes a zero for a model
+    ``unpriced_models``; a row's ``cost_usd`` is the sum of its priced entries (exact,
+    ``math.fsum``: the same whatever order they come in), ``None`` when none of them is
+    priced. So a cost never silently includes a zero for a model
     without a price, and a row says how many of its tokens its cost leaves out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Iterable
 from typing import Literal, Protocol
 
@@ -256,13 +258,12 @@ class _Tally:
     """One row's running totals (module docstring: what counts, and cost)."""
 
     __slots__ = (
-        "cost",
+        "costs",
         "first",
         "last",
         "models",
         "output",
         "plain",
-        "priced",
         "provider",
         "read",
         "unpriced_models",
@@ -273,43 +274,59 @@ class _Tally:
     def __init__(self) -> None:
         self.provider: str | None = None
         self.plain = self.output = self.read = self.written = 0
-        self.cost = 0.0
-        self.priced = False
+        self.costs: list[float] = []
         self.unpriced_tokens = 0
-        self.models: list[str] = []
-        self.unpriced_models: list[str] = []
+        self.models: dict[str, int] = {}
+        """Each model of the row, and the place of its first entry in the report."""
+        self.unpriced_models: dict[str, int] = {}
         self.first = self.last = ""
 
-    def add(
-        self,
-        provider: str,
-        entry: Charged,
-        figures: tuple[int, int, int, int],
-        cost: float | None,
-    ) -> None:
-        """Add one entry of ``provider``; ``figures``: its plain input, output, cache read
-        and cache write tokens (computed once for the entry's row and the total)."""
-        model, stamp = entry.model, entry.timestamp
+    def add(self, provider: str, entry: Charged, cost: float | None, place: int) -> None:
+        """Add one entry of ``provider``; ``place``: its place in the report's entries."""
+        model, stamp, usage = entry.model, entry.timestamp, entry.usage
+        assert usage is not None  # an entry has tokens (``_session_entries``)
         if self.provider != provider:
             self.provider = provider if self.provider is None else ""
-        plain, output, read, written = figures
+        read, written = usage.cached_input_tokens, usage.cache_write_tokens
+        plain = usage.input_tokens - read - written
         self.plain += plain
-        self.output += output
+        self.output += usage.output_tokens
         self.read += read
         self.written += written
-        if model not in self.models:
-            self.models.append(model)
+        self.models.setdefault(model, place)
         if cost is None:
-            self.unpriced_tokens += plain + output + read + written
-            if model not in self.unpriced_models:
-                self.unpriced_models.append(model)
+            self.unpriced_tokens += plain + usage.output_tokens + read + written
+            self.unpriced_models.setdefault(model, place)
         else:
-            self.cost += cost
-            self.priced = True
+            self.costs.append(cost)
         if stamp:
             if not self.first or stamp < self.first:
                 self.first = stamp
             self.last = max(self.last, stamp)
+
+    @classmethod
+    def total(cls, rows: Iterable[_Tally]) -> _Tally:
+        """The tally of every entry of ``rows``."""
+        total = cls()
+        for row in rows:
+            if total.provider != row.provider:
+                total.provider = row.provider if total.provider is None else ""
+            total.plain += row.plain
+            total.output += row.output
+            total.read += row.read
+            total.written += row.written
+            total.costs += row.costs
+            total.unpriced_tokens += row.unpriced_tokens
+            for mine, theirs in (
+                (total.models, row.models),
+                (total.unpriced_models, row.unpriced_models),
+            ):
+                for model, place in theirs.items():
+                    mine[model] = min(mine.get(model, place), place)
+            if row.first and (not total.first or row.first < total.first):
+                total.first = row.first
+            total.last = max(total.last, row.last)
+        return total
 
     def row(self, key: str, *, project: str = "", path: str = "") -> UsageRow:
         plain, output, read, written = self.plain, self.output, self.read, self.written
@@ -320,15 +337,16 @@ class _Tally:
             path=path,
             first=self.first,
             last=self.last,
-            models=self.models,
+            models=sorted(self.models, key=self.models.__getitem__),
             input_tokens=plain,
             output_tokens=output,
             cache_read_tokens=read,
             cache_write_tokens=written,
             total_tokens=plain + output + read + written,
-            cost_usd=self.cost if self.priced else None,
+            # Summed exactly: a row's cost is its entries' whatever order they came in.
+            cost_usd=math.fsum(self.costs) if self.costs else None,
             unpriced_tokens=self.unpriced_tokens,
-            unpriced_models=self.unpriced_models,
+            unpriced_models=sorted(self.unpriced_models, key=self.unpriced_models.__getitem__),
         )
 
 
@@ -353,11 +371,11 @@ def usage_report(
 ) -> UsageReport:
     """Totals per ``by`` group, and over all (module docstring: every rule)."""
     tallies: dict[tuple[str, str], tuple[_Tally, SessionInfo]] = {}
-    total = _Tally()
     filtered = since is not None or until is not None
     days_of = _Days(tz).of
     key_of = _KEYS[by]
     cost_of = prices.cost
+    place = 0
     for info, entries in _once(sessions):
         provider = info.provider
         for entry in entries:
@@ -370,17 +388,14 @@ def usage_report(
                 day, name, price_day = days
                 if (since is not None and day < since) or (until is not None and day > until):
                     continue
-            usage = entry.usage
-            assert usage is not None  # an entry has tokens (``_session_entries``)
-            cost = cost_of(entry.model, price_day, usage)
             key = key_of(info, entry, name)
             found = tallies.get(key)
             if found is None:
                 found = tallies[key] = (_Tally(), info)
-            read, written = usage.cached_input_tokens, usage.cache_write_tokens
-            figures = (usage.input_tokens - read - written, usage.output_tokens, read, written)
-            found[0].add(provider, entry, figures, cost)
-            total.add(provider, entry, figures, cost)
+            usage = entry.usage
+            assert usage is not None  # an entry has tokens (``_session_entries``)
+            found[0].add(provider, entry, cost_of(entry.model, price_day, usage), place)
+            place += 1
     rows = []
     for (_, name), (tally, info) in tallies.items():
         if by == "session":
@@ -395,5 +410,5 @@ def usage_report(
         timezone=str(tz) if tz is not None else "local",
         prices_taken=prices.taken.isoformat(),
         rows=ordered,
-        total=total.row("total"),
+        total=_Tally.total(tally for tally, _ in tallies.values()).row("total"),
     )
