@@ -445,8 +445,9 @@ class UsageView(msgspec.Struct, kw_only=True, gc=False):
 
     rows: list[tuple[int, str, str, str, Usage]]
     """(seq, timestamp, model, message id, usage) of each record that carries usage, in
-    file order, with the usage a full parse's record carries; ``seq`` is unique within
-    the file (the full parse's, or the line's number where the view reads no records)."""
+    file order, with the usage a full parse's record carries; ``seq`` grows with the
+    place in the file and is unique within it (the full parse's, or where the view reads
+    no records the line's number or its byte offset)."""
     facts: TranscriptFacts
     first: str
     """The first and the last record's timestamp, in file order (the session's span:

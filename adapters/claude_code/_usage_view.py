@@ -168,6 +168,8 @@ class _Reader:
         """The latest responses begun: their row, and their usage as the API wrote it."""
         self.first = self.last = ""
         self.lines = 0
+        """The place of the line read last, a row's ``seq``: its number in a whole read,
+        one past its byte offset in a scan (which counts no lines)."""
         self.stamped = self.versions = 0
         """Lines read that made a record with a time, and that set the version (a scan's
         proof that its tail held the last of each)."""
@@ -328,15 +330,11 @@ class _Scan:
         self.data = data
         self.text = stringzilla.Str(data)
         self.reader = reader
-        self.newlines = 0  # before ``self.at``: the line number of a line starting there
-        self.at = 0
 
     def feed(self, start: int, end: int) -> bool:
-        """The line at ``start`` (its number counted from the last line fed) read;
-        ``False`` if it does not decode (the whole read salvages what it can)."""
-        self.newlines += self.text.count("\n", self.at, start)
-        self.at = start
-        self.reader.lines = self.newlines
+        """The line at ``start`` read (its place: its byte offset); ``False`` if it does
+        not decode (the whole read salvages what it can)."""
+        self.reader.lines = start
         try:
             self.reader.read(_decoder.decode(self.data[start:end]))
         except DECODE_ERRORS:
@@ -370,7 +368,7 @@ class _Scan:
         """Every line in ``[start, end)`` that holds what ``_SCANNED_FOR`` names, in file
         order, read by ``read_middle`` (``False``: one does not decode)."""
         ends: dict[int, int] = {}
-        find, rfind, count = self.text.find, self.text.rfind, self.text.count
+        find, rfind = self.text.find, self.text.rfind
         for needle in _SCANNED_FOR:
             at = start
             while (found := find(needle, at, end)) >= 0:
@@ -384,13 +382,17 @@ class _Scan:
             lines = _middle_decoder.decode_lines(b"\n".join([data[s : ends[s]] for s in starts]))
         except DECODE_ERRORS:
             return False
-        reader, numbered, at = self.reader, self.newlines, self.at
+        reader = self.reader
+        carriers = reader.carriers
         for line_start, line in zip(starts, lines, strict=True):
-            numbered += count("\n", at, line_start)
-            at = line_start
-            reader.lines = numbered
+            msg = line.message
+            if line.type == "assistant" and msg is not None and msg.usage is not None:
+                # Most lines of a response repeat its usage: nothing to read there.
+                carried = carriers.get(msg.id or "")
+                if carried is not None and carried[1] == msg.usage:
+                    continue
+            reader.lines = line_start
             reader.read_middle(line)
-        self.newlines, self.at = numbered, at
         return True
 
     def last_lines(self, start: int) -> bool:
