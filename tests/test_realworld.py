@@ -116,12 +116,18 @@ _CLAUDE_FILES = [
 ]
 
 
+@pytest.mark.parametrize("scan_from", [None, 0], ids=["as-sized", "all-scanned"])
 @pytest.mark.parametrize("path", _CLAUDE_FILES, ids=_CLAUDE_FILES)
 def test_the_usage_view_of_every_claude_code_file_is_its_full_parse(
-    ws: Workspace, path: str
+    ws: Workspace, path: str, scan_from: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """ADR 0043: what the first ``usage`` stores of a file is what the full parse gives it."""
+    """ADR 0043: what the first ``usage`` stores of a file is what the full parse gives it,
+    the file scanned or read whole (ADR 0057; ``all-scanned``: a scan tried on every file)."""
     from agentspool.adapters import registry
+    from agentspool.adapters.claude_code import _usage_view
+
+    if scan_from is not None:
+        monkeypatch.setattr(_usage_view, "SCAN_FROM", scan_from)
     from agentspool.core.usage_first import full_usage_view
 
     history = registry.load("claude-code").history

@@ -67,11 +67,11 @@ record; a file that has not said them by then reads whole."""
 TAIL_LINES = 32
 """Lines a scan reads at the end, where the last record and the last version are (then
 16 times as many, if those did not hold them)."""
-_SCANNED_FOR = ('"usage":', 'Title":"')
+_SCANNED_FOR = ('"usage":', 'Title":')
 """What makes a line in the middle of a file one that can change what the view reads:
-usage (the only key msgspec reads as ``message.usage``: the CLI writes compact JSON, and
-a string's quotes inside a value are escaped), and the ``aiTitle``/``customTitle`` of a
-title record."""
+a ``usage`` key (the only one msgspec reads as ``message.usage``: JSON's writers put no
+space before a colon, and a quote inside a string value is escaped, so the needle is
+never inside one), and the ``aiTitle``/``customTitle`` key of a title record."""
 _SYSTEM_RECORDS = frozenset(
     {"compact_boundary", "microcompact_boundary", "api_error", "error", "api_refusal"}
 )

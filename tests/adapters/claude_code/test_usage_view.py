@@ -1,7 +1,9 @@
 """The usage view (ADR 0043) gives what the full parse gives ``usage``: every response's
 usage as counted, the session's facts and span — on every real capture, and on the
 shapes a capture does not hold (a response restated, the other side's response, lines
-the decode refuses, a last line without its newline, a block boundary)."""
+the decode refuses, a last line without its newline, a block boundary) — read whole, or
+scanned (ADR 0057): the head, the lines with usage or a title, the tail; a scan that
+cannot prove its answer reads the file whole."""
 
 from __future__ import annotations
 
@@ -30,9 +32,35 @@ def _read_by_usage(path: Path, *, view: bool) -> tuple[Any, ...]:
     return [row[1:] for row in got.rows], got.facts, got.first, got.last
 
 
+@pytest.fixture(params=["whole", "scanned"])
+def scan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether files of every size are scanned; the list says, per file read, whether a
+    scan proved its answer (``False``: it gave up, the file was read whole)."""
+    proved: list[bool] = []
+    if request.param == "scanned":
+        monkeypatch.setattr(_usage_view, "SCAN_FROM", 0)
+        scanned = _usage_view._scanned
+
+        def spied(fh: Any, size: int) -> Any:
+            reader = scanned(fh, size)
+            proved.append(reader is not None)
+            return reader
+
+        monkeypatch.setattr(_usage_view, "_scanned", spied)
+    return proved
+
+
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.relative_to(CAPTURES).parts[0])
-def test_the_view_of_a_capture_is_its_full_parse(path: Path) -> None:
+def test_the_view_of_a_capture_is_its_full_parse(path: Path, scan: list[bool]) -> None:
     assert _read_by_usage(path, view=True) == _read_by_usage(path, view=False)
+
+
+def test_most_captures_scan(scan: list[bool]) -> None:
+    """The scan proves itself on the CLI's own files (those too short to say a cwd, a
+    session and a record in their first lines read whole)."""
+    for path in TRANSCRIPTS:
+        _read_by_usage(path, view=True)
+    assert not scan or sum(scan) >= len(scan) // 2
 
 
 def _line(**fields: Any) -> bytes:
@@ -91,3 +119,72 @@ def test_a_subagent_file_counts_the_main_agents_response_it_holds(tmp_path: Path
     assert view == _read_by_usage(path, view=False)
     assert [r[2] for r in view[0]] == ["m1", "m0", "m2"]
     assert (view[1].agent_id, view[1].parent_session_id) == ("a1", "s1")
+
+
+def _scanned_session(middle: bytes, tail_version: bool = True) -> bytes:
+    """A head that settles, ``middle``, and a tail of records longer than a scan's
+    (with a version or not)."""
+    head = _line(
+        type="user",
+        timestamp="2026-01-01T00:00:01Z",
+        sessionId="s1",
+        cwd="/w",
+        message={"role": "user", "content": "hello"},
+    )
+    version = {"version": "2.1.9"} if tail_version else {}
+    tail = b"".join(
+        _assistant(f"2026-01-01T00:01:{n:02}Z", f"t{n}", 1, **version)
+        for n in range(_usage_view.TAIL_LINES * 20)
+    )
+    return _line(type="queue-operation", timestamp="2026-01-01T00:00:00Z") + head + middle + tail
+
+
+def _middle_shapes() -> bytes:
+    text = {"role": "user", "content": 'a "usage": quoted in text is no key'}
+    progress = {"type": "progress", "data": {"message": {"message": {"usage": {"x": 1}}}}}
+    return (
+        _assistant("2026-01-01T00:00:02Z", "m1", 10)
+        + _line(type="user", timestamp="2026-01-01T00:00:03Z", sessionId="s1", message=text)
+        + _assistant("2026-01-01T00:00:04Z", "m1", 10)  # the response's usage, repeated
+        + _assistant("2026-01-01T00:00:05Z", "m1", 30)  # restated: 30 counts
+        + _line(**progress, timestamp="2026-01-01T00:00:06Z")  # nested usage: nothing
+        + _assistant("2026-01-01T00:00:07Z", "m2", 5, isSidechain=True)  # inline subagent
+        + _assistant("2025-12-31T23:00:00Z", "m3", 7)  # a clock stepped back: no end
+        + _line(type="custom-title", customTitle="mine", timestamp="2026-01-01T00:00:09Z")
+        + _line(type="ai-title", aiTitle="theirs", timestamp="2026-01-01T00:00:10Z")
+    )
+
+
+def test_a_scan_reads_the_middle_by_its_usage_and_titles(
+    tmp_path: Path, scan: list[bool]
+) -> None:
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(_scanned_session(_middle_shapes()))
+    view = _read_by_usage(path, view=True)
+    assert view == _read_by_usage(path, view=False)
+    assert scan in ([], [True])
+    rows, facts, first, last = view
+    assert [(r[2], r[3].input_tokens) for r in rows[:3]] == [("m1", 32), ("m2", 7), ("m3", 9)]
+    assert len(rows) == 3 + _usage_view.TAIL_LINES * 20
+    assert (facts.cwd, facts.title, facts.cli_version) == ("/w", "mine", "2.1.9")
+    assert (first, last) == ("2026-01-01T00:00:01Z", rows[-1][0])
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["a tail without a version", "a usage line the view refuses", "a head that never settles"],
+)
+def test_a_scan_that_cannot_prove_its_answer_reads_the_file_whole(
+    tmp_path: Path, scan: list[bool], case: str
+) -> None:
+    path = tmp_path / "s1.jsonl"
+    if case == "a tail without a version":
+        data = _scanned_session(_middle_shapes(), tail_version=False)
+    elif case == "a usage line the view refuses":  # whole, it is salvaged
+        refused = _line(type="assistant", timestamp="2026-01-01T00:00:08Z", message={"usage": 1})
+        data = _scanned_session(_middle_shapes() + refused)
+    else:  # no cwd anywhere
+        data = b"".join(_assistant(f"2026-01-01T00:00:0{n}Z", f"m{n}", 1) for n in range(9))
+    path.write_bytes(data)
+    assert _read_by_usage(path, view=True) == _read_by_usage(path, view=False)
+    assert scan in ([], [False])
