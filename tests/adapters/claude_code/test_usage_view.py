@@ -155,9 +155,7 @@ def _middle_shapes() -> bytes:
     )
 
 
-def test_a_scan_reads_the_middle_by_its_usage_and_titles(
-    tmp_path: Path, scan: list[bool]
-) -> None:
+def test_a_scan_reads_the_middle_by_its_usage_and_titles(tmp_path: Path, scan: list[bool]) -> None:
     path = tmp_path / "s1.jsonl"
     path.write_bytes(_scanned_session(_middle_shapes()))
     view = _read_by_usage(path, view=True)
