@@ -1,11 +1,13 @@
 """Adapters by name: the one typed table of built-ins, plus any installed package's adapters.
 
-Every provider this package ships is a row of ``BUILTIN``: how to load its adapter (the
-declaration in its ``_adapter.py``), the hook module its CLI runs
-(``agentspool.hooks.<module>``; ``""`` for one armed through a plugin of its own) and its
-conformance kit. The hook modules ``setup`` may name (``hook_modules``), the kits of the
-shipped suite (``kits``) and its enrolment (``agentspool.adapters.testing.enrolled``) all
-derive from it, so a new provider is one row here and one declaration.
+Every provider this package ships is a row of ``BUILTIN``: its subpackage and the adapter
+class it exports (the declaration in its ``_adapter.py``, checked against the seam where
+the subpackage exports it), and the hook module its CLI runs
+(``agentspool.hooks.<module>``; ``""`` for one armed through a plugin of its own); its
+conformance kit is the subpackage's ``_kit.Kit``. The hook modules ``setup`` may name
+(``hook_modules``), the kits of the shipped suite (``kits``) and its enrolment
+(``agentspool.adapters.testing.enrolled``) all derive from it, so a new provider is one
+row here and one declaration.
 
 An adapter outside this package registers through the entry-point group
 ``agentspool.adapters``: the entry point's name is the provider name, its value
@@ -41,78 +43,42 @@ if TYPE_CHECKING:
     from agentspool.core.seam import Adapter
 
 ENTRY_POINT_GROUP = "agentspool.adapters"
+_PACKAGE = "agentspool.adapters"
+"""Where the built-in providers' subpackages are."""
 
 
 class Builtin(NamedTuple):
-    """One provider this package ships."""
+    """One provider this package ships, in its subpackage ``agentspool.adapters.<package>``:
+    the adapter class the subpackage exports and its kit ``_kit.Kit``."""
 
-    load: Callable[[], Adapter]
-    """Imports the provider's subpackage on first use (a read pays for one provider)."""
+    package: str
+    adapter: str
+    """The adapter class's name; the subpackage is imported on first use (a read pays for
+    one provider)."""
     hook_module: str
     """``agentspool.hooks.<hook_module>`` is what its CLI runs; ``""``: a plugin instead."""
-    kit: str
-    """``module:attribute`` of its conformance kit (``agentspool.adapters.testing``)."""
+
+    def load(self) -> Adapter:
+        return _loader(f"{_PACKAGE}.{self.package}:{self.adapter}")()()
+
+    @property
+    def kit(self) -> str:
+        """``module:attribute`` of its conformance kit (``agentspool.adapters.testing``)."""
+        return f"{_PACKAGE}.{self.package}._kit:Kit"
 
 
-def _claude_code() -> Adapter:
-    from agentspool.adapters.claude_code import ClaudeCode
-
-    return ClaudeCode()
-
-
-def _codex() -> Adapter:
-    from agentspool.adapters.codex import Codex
-
-    return Codex()
-
-
-def _gemini_cli() -> Adapter:
-    from agentspool.adapters.gemini_cli import GeminiCli
-
-    return GeminiCli()
-
-
-def _copilot() -> Adapter:
-    from agentspool.adapters.copilot import Copilot
-
-    return Copilot()
-
-
-def _pi() -> Adapter:
-    from agentspool.adapters.pi import Pi
-
-    return Pi()
-
-
-def _opencode() -> Adapter:
-    from agentspool.adapters.opencode import OpenCode
-
-    return OpenCode()
-
-
-def _kimi_code() -> Adapter:
-    from agentspool.adapters.kimi_code import KimiCode
-
-    return KimiCode()
-
-
-def _qwen_code() -> Adapter:
-    from agentspool.adapters.qwen_code import QwenCode
-
-    return QwenCode()
-
-
-# Typed: mypy checks each built-in adapter class against the ``Adapter`` Protocol, all
-# of its parts included.
+# mypy checks each class against the ``Adapter`` Protocol, all of its parts included,
+# where its subpackage exports it (``_: type[Adapter] = ...``), as an installed package
+# states it for its own.
 BUILTIN: dict[str, Builtin] = {
-    "claude-code": Builtin(_claude_code, "claude_code", "agentspool.adapters.claude_code._kit:Kit"),
-    "codex": Builtin(_codex, "codex", "agentspool.adapters.codex._kit:Kit"),
-    "gemini-cli": Builtin(_gemini_cli, "gemini_cli", "agentspool.adapters.gemini_cli._kit:Kit"),
-    "opencode": Builtin(_opencode, "", "agentspool.adapters.opencode._kit:Kit"),
-    "copilot": Builtin(_copilot, "copilot", "agentspool.adapters.copilot._kit:Kit"),
-    "kimi-code": Builtin(_kimi_code, "kimi_code", "agentspool.adapters.kimi_code._kit:Kit"),
-    "qwen-code": Builtin(_qwen_code, "qwen_code", "agentspool.adapters.qwen_code._kit:Kit"),
-    "pi": Builtin(_pi, "", "agentspool.adapters.pi._kit:Kit"),
+    "claude-code": Builtin("claude_code", "ClaudeCode", "claude_code"),
+    "codex": Builtin("codex", "Codex", "codex"),
+    "gemini-cli": Builtin("gemini_cli", "GeminiCli", "gemini_cli"),
+    "opencode": Builtin("opencode", "OpenCode", ""),
+    "copilot": Builtin("copilot", "Copilot", "copilot"),
+    "kimi-code": Builtin("kimi_code", "KimiCode", "kimi_code"),
+    "qwen-code": Builtin("qwen_code", "QwenCode", "qwen_code"),
+    "pi": Builtin("pi", "Pi", ""),
 }
 _loaded: dict[str, Adapter] = {}
 

@@ -1,6 +1,6 @@
-"""mypy holds every adapter to the whole seam (ADR 0042): a built-in through the
-registry's typed table and its part properties, an outside package through its
-``type[Adapter]`` line. Each case plants one drift in a copy and expects mypy to fail
+"""mypy holds every adapter to the whole seam (ADR 0042): a built-in through its part
+properties and its subpackage's ``type[Adapter]`` line, an outside package through its
+own such line (ADR 0055). Each case plants one drift in a copy and expects mypy to fail
 there, and the copy as it is to pass."""
 
 from __future__ import annotations

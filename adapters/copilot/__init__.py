@@ -1,6 +1,13 @@
 """GitHub Copilot CLI (``copilot``): hooks armed per run through ``--plugin-dir``, the
 session's ``events.jsonl`` as the transcript (docs/providers/copilot.md)."""
 
+from typing import TYPE_CHECKING
+
 from agentspool.adapters.copilot._adapter import Copilot
+
+if TYPE_CHECKING:  # mypy checks the class against the whole seam here (registry.BUILTIN)
+    from agentspool.core.seam import Adapter
+
+    _checked: type[Adapter] = Copilot
 
 __all__ = ["Copilot"]

@@ -2,6 +2,13 @@
 ``agentspool.adapters`` entry-point group as any adapter from outside would be. It also
 reads the older releases' chat file, one JSON document (§7)."""
 
+from typing import TYPE_CHECKING
+
 from agentspool.adapters.gemini_cli._adapter import GeminiCli
+
+if TYPE_CHECKING:  # mypy checks the class against the whole seam here (registry.BUILTIN)
+    from agentspool.core.seam import Adapter
+
+    _checked: type[Adapter] = GeminiCli
 
 __all__ = ["GeminiCli"]

@@ -1,6 +1,13 @@
 """Pi (``pi``, ``@mariozechner/pi-coding-agent``): agentspool's extension armed per run
 with ``-e``, the session file as the transcript (docs/providers/pi.md)."""
 
+from typing import TYPE_CHECKING
+
 from agentspool.adapters.pi._adapter import Pi
+
+if TYPE_CHECKING:  # mypy checks the class against the whole seam here (registry.BUILTIN)
+    from agentspool.core.seam import Adapter
+
+    _checked: type[Adapter] = Pi
 
 __all__ = ["Pi"]
