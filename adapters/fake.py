@@ -14,24 +14,16 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.jsonl import JsonlFollower, split_lines
-from agentspool.adapters.common.spooled import refuse_untrusted
+from agentspool.adapters.common.spooled import DeclaredAdapter
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event
 from agentspool.core.merge import EventMerger
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    HandStartedRuns,
-    Installer,
-    LifecycleCaller,
-    LiveState,
     Message,
-    SessionDiscovery,
-    SessionFiles,
     Spawn,
-    TranscriptHistory,
     Trust,
-    TrustGate,
 )
 from agentspool.spool import signature
 from agentspool.spool.errors import TranscriptGoneError
@@ -68,31 +60,15 @@ def locate(runtime_dir: str, run_id: str, transcript_path: str) -> None:
     append_record(run_dir(runtime_dir, run_id), SPOOL_EVENT, _encode(Line(located=transcript_path)))
 
 
-class ScriptedAdapter:
+class ScriptedAdapter(DeclaredAdapter):
     """The required core of the seam and no optional part: it reads its whole spool on
     every call, so it keeps nothing per run either."""
 
     name: ClassVar[str] = "fake"
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True)
     executable: ClassVar[str] = ""
-    installer: ClassVar[Installer | None] = None
-    trust_gate: ClassVar[TrustGate | None] = None
-    discovery: ClassVar[SessionDiscovery | None] = None
-    session_files: ClassVar[SessionFiles | None] = None
-    history: ClassVar[TranscriptHistory | None] = None
-    lifecycle: ClassVar[LifecycleCaller | None] = None
-    hand_started: ClassVar[HandStartedRuns | None] = None
-    live_state: ClassVar[LiveState | None] = None
 
-    def setup(
-        self,
-        run_id: str,
-        runtime_dir: str,
-        *,
-        trust: Trust = "bypass",
-        config_home: str | None = None,
-    ) -> Spawn:
-        refuse_untrusted(self, trust)
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         path = os.path.join(ensure_run_dir(runtime_dir, run_id), "fake.settings.json")
         write_private_file(path, b"{}\n")
         return Spawn(

@@ -61,7 +61,7 @@ from agentspool.spool.layout import run_dir
 from agentspool.spool.read import SpoolReader, SpoolRecord
 
 if TYPE_CHECKING:
-    from agentspool.core.seam import Adapter, Message
+    from agentspool.core.seam import Message
     from agentspool.spool.read import SpoolRecord
     from agentspool.spool.sweep import SweepReport
 
@@ -279,10 +279,40 @@ class Itself:
 ITSELF = Itself()
 
 
-def refuse_untrusted(adapter: Adapter, trust: Trust) -> None:
-    """``setup(trust="config")`` of an adapter without a trust gate: the one refusal."""
-    if trust != "bypass" and adapter.trust_gate is None:
-        raise UnsupportedError(adapter.name, f"has no hook trust gate: trust={trust!r}")
+class DeclaredAdapter:
+    """What every adapter here declares alike (core/seam.py): no installer and no
+    optional part until a subclass names one (``discovery = ITSELF``, ``installer =
+    ...``), and ``setup``, which refuses ``trust="config"`` without a trust gate before
+    the subclass arms the run (``_arm``)."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
+    executable: ClassVar[str]
+    installer: ClassVar[Installer | None] = None
+    """The part that arms the hooks in the CLI's own settings (``common.install``)."""
+    trust_gate: ClassVar[TrustGate | None] = None
+    discovery: ClassVar[SessionDiscovery | None] = None
+    session_files: ClassVar[SessionFiles | None] = None
+    history: ClassVar[TranscriptHistory | None] = None
+    lifecycle: ClassVar[LifecycleCaller | None] = None
+    hand_started: ClassVar[HandStartedRuns | None] = None
+    live_state: ClassVar[LiveState | None] = None
+
+    def setup(
+        self,
+        run_id: str,
+        runtime_dir: str,
+        *,
+        trust: Trust = "bypass",
+        config_home: str | None = None,
+    ) -> Spawn:
+        if trust != "bypass" and self.trust_gate is None:
+            raise UnsupportedError(self.name, f"has no hook trust gate: trust={trust!r}")
+        return self._arm(run_id, runtime_dir, trust, config_home)
+
+    def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
+        """Render the run's settings (``trust`` is ``"bypass"`` without a gate)."""
+        raise NotImplementedError
 
 
 class RunHandle(Generic[S]):
@@ -300,16 +330,11 @@ class RunHandle(Generic[S]):
         self.transcript_path = ""
 
 
-class SpoolBackedAdapter(Generic[S, P]):
+class SpoolBackedAdapter(DeclaredAdapter, Generic[S, P]):
     """An adapter whose live signals are the hook spool: a spool view per run and a
     transcript view per file, kept in bounded caches; the subclass says how to make
     each and declares its parts."""
 
-    name: ClassVar[str]
-    capabilities: ClassVar[Capabilities]
-    executable: ClassVar[str]
-    installer: ClassVar[Installer | None] = None
-    """The part that arms the hooks in the CLI's own settings (``common.install``)."""
     arm_run: ClassVar[Callable[[str, str], Spawn] | None] = None
     """How a run is armed when that takes the run id and runtime dir alone (the
     provider's ``_lifecycle.setup``); a provider whose arming takes the trust mode or a
@@ -318,53 +343,16 @@ class SpoolBackedAdapter(Generic[S, P]):
     """What parses a transcript file (``_new_view``'s default: a JSONL file followed
     line by line into one such parser)."""
 
+    # The part it is itself: it lets go of a run core reads as ended (``release_run``).
+    live_state = ITSELF
+
     def __init__(self) -> None:
         # (run, runtime dir) → (the run dir's identity when the view was made, the view)
         self._spools: _Lru[tuple[str, str], tuple[tuple[int, int], S]] = _Lru(MAX_SPOOL_VIEWS)
         self._views: _Lru[tuple[str, str, str], TranscriptView[P]] = _Lru(MAX_TRANSCRIPT_VIEWS)
         self._watched: _Lru[tuple[str, str], tuple[str, ...]] = _Lru(MAX_SIG_HINTS)
 
-    # -- the parts (core/seam.py); a provider overrides the ones it has ----------------
-    @property
-    def trust_gate(self) -> TrustGate | None:
-        return None
-
-    @property
-    def discovery(self) -> SessionDiscovery | None:
-        return None
-
-    @property
-    def session_files(self) -> SessionFiles | None:
-        return None
-
-    @property
-    def history(self) -> TranscriptHistory | None:
-        return None
-
-    @property
-    def lifecycle(self) -> LifecycleCaller | None:
-        return None
-
-    @property
-    def hand_started(self) -> HandStartedRuns | None:
-        return None
-
-    @property
-    def live_state(self) -> LiveState:
-        return self
-
     # -- arming ------------------------------------------------------------------------
-    def setup(
-        self,
-        run_id: str,
-        runtime_dir: str,
-        *,
-        trust: Trust = "bypass",
-        config_home: str | None = None,
-    ) -> Spawn:
-        refuse_untrusted(self, trust)
-        return self._arm(run_id, runtime_dir, trust, config_home)
-
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         """Render the run's hook settings (``trust`` is ``"bypass"`` without a gate)."""
         arm = type(self).arm_run
