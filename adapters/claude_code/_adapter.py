@@ -52,7 +52,6 @@ from agentspool.core.proc import process_state
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Installer,
     Session,
     TranscriptFile,
     UsageView,
@@ -111,7 +110,7 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
     executable: ClassVar[str] = "claude"
     arm_run = _lifecycle.setup
     transcript_parser = TranscriptParser
-    installer: ClassVar[Installer | None] = HookInstaller.of(_install)
+    installer = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = history = lifecycle = ITSELF

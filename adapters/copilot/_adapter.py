@@ -37,7 +37,6 @@ from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Installer,
     Session,
     TranscriptFile,
     UsageView,
@@ -63,9 +62,7 @@ class Copilot(ParentAgentAdapter[_signals.HookTranslator, EventsParser]):
     arm_run = _lifecycle.setup
     hook_translator = _signals.HookTranslator
     transcript_parser = EventsParser
-    installer: ClassVar[Installer | None] = HookInstaller(
-        _install.install_hooks, _install.uninstall_hooks, _install.installed_hooks
-    )
+    installer = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = history = lifecycle = ITSELF

@@ -58,7 +58,6 @@ from agentspool.adapters.gemini_cli._records import (
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Installer,
     Message,
     Session,
     Spawn,
@@ -92,7 +91,7 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     )
     executable: ClassVar[str] = "gemini"
     hook_translator = _signals.HookTranslator
-    installer: ClassVar[Installer | None] = HookInstaller.of(_install.HOOKS)
+    installer = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = lifecycle = ITSELF

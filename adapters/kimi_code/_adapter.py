@@ -35,7 +35,7 @@ from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.kimi_code import _install
 from agentspool.adapters.kimi_code._signals import HookTranslator, kimi_dir
 from agentspool.adapters.kimi_code._wire import WireParser, is_wire, session_id_of
-from agentspool.core.seam import Capabilities, Chat, Installer, Session, Spawn, Trust
+from agentspool.core.seam import Capabilities, Chat, Session, Spawn, Trust
 from agentspool.spool.files import open_regular
 
 
@@ -50,7 +50,7 @@ class KimiCode(ParentAgentAdapter[HookTranslator, WireParser]):
     )
     executable: ClassVar[str] = "kimi"
     hook_translator = HookTranslator
-    installer: ClassVar[Installer | None] = HookInstaller.of(_install)
+    installer = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF

@@ -49,7 +49,6 @@ from agentspool.core.proc import ancestors
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Installer,
     Message,
     Session,
 )
@@ -113,7 +112,7 @@ class OpenCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
     )
     executable: ClassVar[str] = "opencode"
     arm_run = _lifecycle.setup
-    installer: ClassVar[Installer | None] = _install.INSTALLER
+    installer = _install.INSTALLER
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = lifecycle = ITSELF

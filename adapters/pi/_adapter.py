@@ -36,7 +36,7 @@ from agentspool.adapters.pi import _install, _lifecycle
 from agentspool.adapters.pi._signals import SpoolTranslator
 from agentspool.adapters.pi._transcript import SHELL_TOOL, SessionParser
 from agentspool.core.events import Event
-from agentspool.core.seam import Capabilities, Chat, Installer, Session
+from agentspool.core.seam import Capabilities, Chat, Session
 from agentspool.spool.files import open_regular
 
 
@@ -82,7 +82,7 @@ class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
     executable: ClassVar[str] = "pi"
     arm_run = _lifecycle.setup
     hook_translator = SpoolTranslator
-    installer: ClassVar[Installer | None] = _install.INSTALLER
+    installer = _install.INSTALLER
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = lifecycle = ITSELF

@@ -36,7 +36,7 @@ from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.qwen_code import _install, _lifecycle, _signals
 from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
 from agentspool.core.events import InputRequested
-from agentspool.core.seam import Capabilities, Chat, Installer, Session
+from agentspool.core.seam import Capabilities, Chat, Session
 
 
 def _complete(pending: InputRequested, parser: ChatParser) -> InputRequested:
@@ -68,7 +68,7 @@ class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     executable: ClassVar[str] = "qwen"
     arm_run = _lifecycle.setup
     hook_translator = _signals.HookTranslator
-    installer: ClassVar[Installer | None] = HookInstaller.of(_install.HOOKS)
+    installer = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF
