@@ -52,6 +52,7 @@ from agentspool.adapters.claude_code._records import (
 from agentspool.adapters.common.drift import object_keys
 from agentspool.adapters.common.resume import SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.adapters.common.subagents import link_record
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
 
@@ -191,19 +192,7 @@ class TranscriptParser(ConversationRecords):
         if call:
             del self._spawns[call]
         self._agent = agent
-        self._add(
-            Message(
-                id=f"subagent:{agent}",
-                kind="subagent",
-                role="system",
-                text=description,
-                timestamp=line.timestamp or "",
-                tool_use_id=call,
-                parent_id=call,
-                agent_id=agent,
-                presentation="agent",
-            )
-        )
+        self._add(link_record(agent, call, text=description, timestamp=line.timestamp or ""))
 
     def _other_side(self, line: Line) -> None:
         """A main-agent response in a subagent's own file: not this conversation, but
