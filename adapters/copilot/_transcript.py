@@ -139,8 +139,9 @@ class EventsParser(LineParser, RecordLog):
         elif shape not in self.drift.checked:
             self.drift.check(shape, record.data)
 
-    def _event(self, event: type[Any], **fields: Any) -> None:
-        self.events.append(event(epoch=self.session_id, **fields))
+    def _event(self, event: type[Any], at: float, source: str, **fields: Any) -> None:
+        """One event of the record read at ``at`` (``source`` names it), of the session."""
+        self.events.append(event(epoch=self.session_id, at=at, source=source, **fields))
 
     def _record(self, record: Record) -> None:
         data, at, kind = record.data, epoch_seconds(record.timestamp), record.type
@@ -150,14 +151,14 @@ class EventsParser(LineParser, RecordLog):
             self.cli_version = _text(data.get("copilotVersion"))
             context = data.get("context")
             self.cwd = _text(context.get("cwd")) if isinstance(context, dict) else ""
-            self._event(ev.SessionStarted, how="startup", at=at, source=source)
+            self._event(ev.SessionStarted, at, source, how="startup")
         elif kind == "user.message":
             self._prompts += 1
             self._turn, self._final = f"prompt-{self._prompts}", False
             text = _text(data.get("content"))
             self.title = self.title or text.strip().split("\n", 1)[0][:80]
             self._add(Message(id=record.id, kind="text", role="user", text=text), record)
-            self._event(ev.TurnStarted, turn_id=self._turn, at=at, source=source)
+            self._event(ev.TurnStarted, at, source, turn_id=self._turn)
         elif kind == "assistant.turn_start":
             self._final = False
         elif kind == "session.usage_record":
@@ -178,28 +179,24 @@ class EventsParser(LineParser, RecordLog):
             name, arguments = self._calls.get(call_id, ("", {}))
             self._event(
                 ev.InputRequested,
+                at,
+                source,
                 turn_id=self._turn,
                 kind="approval",
                 tool_use_id=call_id,
                 tool_name=name,
                 tool_input=arguments,
-                at=at,
-                source=source,
             )
         elif kind == "permission.completed":
-            self._event(
-                ev.InputResolved, tool_use_id=_text(data.get("toolCallId")), at=at, source=source
-            )
+            self._event(ev.InputResolved, at, source, tool_use_id=_text(data.get("toolCallId")))
         elif kind == "assistant.turn_end":
             if self._final and self._turn:
-                self._event(ev.TurnStopped, turn_id=self._turn, at=at, source=source)
+                self._event(ev.TurnStopped, at, source, turn_id=self._turn)
         elif kind == "abort":
             self._abort(record, at, source)
         elif kind == "session.shutdown":
             self._calls.clear()
-            self._event(
-                ev.SessionEnded, reason=_text(data.get("shutdownType")), at=at, source=source
-            )
+            self._event(ev.SessionEnded, at, source, reason=_text(data.get("shutdownType")))
 
     def _add(self, message: Message, record: Record) -> None:
         message.seq = self.count + 1
@@ -245,20 +242,18 @@ class EventsParser(LineParser, RecordLog):
         arguments = arguments if isinstance(arguments, dict) else {}
         self._calls[call_id] = (name, arguments)
         turn = self._turn
-        self._event(
-            ev.ToolStarted, turn_id=turn, tool_use_id=call_id, tool_name=name, at=at, source=source
-        )
+        self._event(ev.ToolStarted, at, source, turn_id=turn, tool_use_id=call_id, tool_name=name)
         if name == QUESTION_TOOL:
             self._event(
                 ev.InputRequested,
+                at,
+                source,
                 turn_id=turn,
                 kind="question",
                 tool_use_id=call_id,
                 tool_name=name,
                 tool_input=arguments,
                 dialog=dialog_for(call_id, arguments),
-                at=at,
-                source=source,
             )
 
     def _tool_finished(self, record: Record, at: float, source: str) -> None:
@@ -282,25 +277,21 @@ class EventsParser(LineParser, RecordLog):
             ),
             record,
         )
-        self._event(ev.ToolFinished, turn_id=self._turn, tool_use_id=call_id, at=at, source=source)
+        self._event(ev.ToolFinished, at, source, turn_id=self._turn, tool_use_id=call_id)
         if name == QUESTION_TOOL:  # a hook's form (no call id) may stand for it
-            self._event(ev.InputResolved, tool_use_id=call_id, at=at, source=source)
+            self._event(ev.InputResolved, at, source, tool_use_id=call_id)
 
     def _abort(self, record: Record, at: float, source: str) -> None:
         reason = _text(record.data.get("reason"))
         for call_id in list(self._calls):
-            self._event(
-                ev.ToolFinished, turn_id=self._turn, tool_use_id=call_id, at=at, source=source
-            )
+            self._event(ev.ToolFinished, at, source, turn_id=self._turn, tool_use_id=call_id)
         self._calls.clear()
         self._add(
             Message(id=record.id, kind="interrupt", role="system", text=reason or "aborted"),
             record,
         )
         if self._turn:
-            self._event(
-                ev.TurnStopped, turn_id=self._turn, outcome="interrupted", at=at, source=source
-            )
+            self._event(ev.TurnStopped, at, source, turn_id=self._turn, outcome="interrupted")
 
 
 RESUME_VERSION = 1
