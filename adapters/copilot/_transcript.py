@@ -30,6 +30,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.common.calls import tool_call
 from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.common.resume import RecordLog, SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
@@ -212,19 +213,10 @@ class EventsParser(LineParser, RecordLog):
         if text:
             made.append(Message(id=record.id, kind="text", role="assistant", text=text))
         for request in requests:
-            name = _text(request.get("name"))
+            call_id, name = _text(request.get("toolCallId")), _text(request.get("name"))
+            message_id = call_id or f"{record.id}:{len(made)}"
             arguments = request.get("arguments")
-            made.append(
-                Message(
-                    id=_text(request.get("toolCallId")) or f"{record.id}:{len(made)}",
-                    kind="tool_call",
-                    role="assistant",
-                    tool_name=name,
-                    tool_use_id=_text(request.get("toolCallId")),
-                    tool_input=arguments if isinstance(arguments, dict) else {},
-                    presentation=presentation(name),
-                )
-            )
+            made.append(tool_call(message_id, call_id, name, arguments, presentation(name)))
         if not made:  # a call that produced nothing: its usage still counts (on a record)
             made.append(Message(id=record.id, kind="text", role="assistant", is_meta=True))
         if self._usage is not None:

@@ -49,6 +49,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.common.calls import tool_call
 from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.adapters.gemini_cli._records import (
@@ -335,20 +336,10 @@ class ChatParser(LineParser):
                 ),
             )
         for index, call in enumerate(calls_in(parts, "functionCall")):
-            call_id = str(call.get("id") or "")
-            args = call.get("args")
-            name = str(call.get("name") or "")
+            call_id, name = str(call.get("id") or ""), str(call.get("name") or "")
+            message_id = f"{record.id}/call/{call_id or index}"
             self._add(
-                record,
-                Message(
-                    id=f"{record.id}/call/{call_id or index}",
-                    kind="tool_call",
-                    role="assistant",
-                    tool_name=name,
-                    tool_use_id=call_id,
-                    tool_input=args if isinstance(args, dict) else {},
-                    presentation=presentation(name),
-                ),
+                record, tool_call(message_id, call_id, name, call.get("args"), presentation(name))
             )
         for index, entry in enumerate(record.toolCalls or ()):
             self._tool_call(record, entry, index)

@@ -28,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.common.calls import tool_call
 from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.jsonl import DECODE_ERRORS
 from agentspool.adapters.common.lines import LineParser
@@ -193,17 +194,8 @@ class WireParser(LineParser):
             self._add(record, Message(id=uuid, kind=kind_made, role="assistant", text=text))
         elif kind == "tool.call":
             call_id, name = str(event.get("toolCallId") or uuid), str(event.get("name") or "")
-            args = event.get("args") if isinstance(event.get("args"), dict) else {}
-            message = Message(
-                id=uuid or call_id,
-                kind="tool_call",
-                role="assistant",
-                tool_name=name,
-                tool_use_id=call_id,
-                tool_input=args,
-                presentation=PRESENTATION.get(name, "mcp" if "__" in name else "other"),
-            )
-            self._add(record, message)
+            shown = PRESENTATION.get(name, "mcp" if "__" in name else "other")
+            self._add(record, tool_call(uuid or call_id, call_id, name, event.get("args"), shown))
             self.events.append(ev.ToolStarted(tool_use_id=call_id, tool_name=name, **base))
         elif kind == "tool.result":
             call_id = str(event.get("toolCallId") or "")

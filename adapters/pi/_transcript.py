@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.common.calls import tool_call
 from agentspool.adapters.common.drift import DriftCounter
 from agentspool.adapters.common.jsonl import split_lines
 from agentspool.adapters.common.stamps import epoch_seconds
@@ -247,15 +248,6 @@ class SessionParser:
         if kind == "toolCall":
             name, arguments = _str(block.get("name")), block.get("arguments")
             call_id = _str(block.get("id"))
-            return [
-                Message(
-                    id=call_id or f"{entry_id}:{index}",
-                    kind="tool_call",
-                    role="assistant",
-                    tool_name=name,
-                    tool_use_id=call_id,
-                    tool_input=arguments if isinstance(arguments, dict) else {},
-                    presentation=presentation(name),
-                )
-            ]
+            message_id = call_id or f"{entry_id}:{index}"
+            return [tool_call(message_id, call_id, name, arguments, presentation(name))]
         return []

@@ -30,6 +30,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.common.calls import tool_call
 from agentspool.adapters.common.drift import object_keys
 from agentspool.adapters.common.jsonl import DECODE_ERRORS
 from agentspool.adapters.common.lines import LineParser
@@ -198,17 +199,7 @@ class ChatParser(LineParser):
                 found = call.get("args")
                 args: dict[str, Any] = found if isinstance(found, dict) else {}
                 self.open_calls[call_id] = (name, args)
-                made.append(
-                    Message(
-                        id=call_id,
-                        kind="tool_call",
-                        role="assistant",
-                        tool_name=name,
-                        tool_use_id=call_id,
-                        tool_input=args,
-                        presentation=presentation(name),
-                    )
-                )
+                made.append(tool_call(call_id, call_id, name, args, presentation(name)))
                 self._event(ev.ToolStarted, record, turn_id=self._turn, tool_use_id=call_id)
         if usage is not None and made:
             # One API response: its usage on its first record, counted once.
