@@ -33,7 +33,7 @@ import msgspec
 from agentspool.adapters.common.approved import Asked, approved
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields
+from agentspool.adapters.common.translator import Base, HookFields
 from agentspool.adapters.gemini_cli._records import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.adapters.gemini_cli._schema import HOOK_FIELDS
 from agentspool.core import events as ev
@@ -84,6 +84,11 @@ class _Hook(msgspec.Struct):
     source: str
     mono_ns: int
 
+    @property
+    def base(self) -> Base:
+        """What every event of the record says: when, which hook, which session."""
+        return {"at": self.at, "source": self.source, "epoch": self.session}
+
 
 Handler = Callable[["HookTranslator", _Hook], list[ev.Event]]
 
@@ -126,13 +131,13 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
 
     def _session_start(self, hook: _Hook) -> list[ev.Event]:
         how = hook.payload.source or "startup"
-        return [ev.SessionStarted(how=how, at=hook.at, source=hook.source, epoch=hook.session)]
+        return [ev.SessionStarted(how=how, **hook.base)]
 
     def _before_agent(self, hook: _Hook) -> list[ev.Event]:
         self._prompts += 1
         turn = self._turns[hook.session] = f"prompt-{self._prompts}"
         self._forget(hook.session)
-        return [ev.TurnStarted(turn_id=turn, at=hook.at, source=hook.source, epoch=hook.session)]
+        return [ev.TurnStarted(turn_id=turn, **hook.base)]
 
     def _before_tool(self, hook: _Hook) -> list[ev.Event]:
         self._tools += 1
@@ -151,9 +156,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
                 turn_id=call.turn,
                 tool_use_id=call.tool_use_id,
                 tool_name=call.name,
-                at=hook.at,
-                source=hook.source,
-                epoch=hook.session,
+                **hook.base,
             )
         ]
         if call.name == QUESTION_TOOL:
@@ -170,9 +173,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
                 ev.InputRequested(
                     turn_id=hook.turn,
                     kind="approval",
-                    at=hook.at,
-                    source=hook.source,
-                    epoch=hook.session,
+                    **hook.base,
                 )
             ]
         kind = "question" if details.get("type") == "ask_user" else "approval"
@@ -194,16 +195,9 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         asked = self._approvals.get(hook.session)
         if asked is not None and asked.tool_use_id == finished.tool_use_id:
             del self._approvals[hook.session]
-        at, source, epoch = hook.at, hook.source, hook.session
         return [
-            ev.ToolFinished(
-                turn_id=finished.turn,
-                tool_use_id=finished.tool_use_id,
-                at=at,
-                source=source,
-                epoch=epoch,
-            ),
-            ev.InputResolved(tool_use_id=finished.tool_use_id, at=at, source=source, epoch=epoch),
+            ev.ToolFinished(turn_id=finished.turn, tool_use_id=finished.tool_use_id, **hook.base),
+            ev.InputResolved(tool_use_id=finished.tool_use_id, **hook.base),
         ]
 
     def _after_agent(self, hook: _Hook) -> list[ev.Event]:
@@ -211,9 +205,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         self._turns.pop(hook.session, None)
         if not hook.turn:
             return []
-        return [
-            ev.TurnStopped(turn_id=hook.turn, at=hook.at, source=hook.source, epoch=hook.session)
-        ]
+        return [ev.TurnStopped(turn_id=hook.turn, **hook.base)]
 
     def _session_end(self, hook: _Hook) -> list[ev.Event]:
         if hook.payload.transcript_path:
@@ -221,7 +213,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         self._forget(hook.session)
         self._turns.pop(hook.session, None)
         reason = hook.payload.reason
-        return [ev.SessionEnded(reason=reason, at=hook.at, source=hook.source, epoch=hook.session)]
+        return [ev.SessionEnded(reason=reason, **hook.base)]
 
     _HOOKS: ClassVar[dict[str, Handler]] = {
         "SessionStart": _session_start,
