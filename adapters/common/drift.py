@@ -9,7 +9,7 @@ that shape. A shape is a record type, or ``<type>:<kind>`` where a type has kind
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 
 import msgspec
 
@@ -70,6 +70,15 @@ class DriftCounter:
 
     def unknown_type(self, shape: str) -> None:
         self._types[shape] = self._types.get(shape, 0) + 1
+
+    def reads(self, shape: str, read: Container[str], left: Container[str] = ()) -> bool:
+        """Whether a record of ``shape`` is one the parser reads. One it neither reads nor
+        knows to leave (``left``) is an unknown type, counted (``"?"``: it names none)."""
+        if shape in read:
+            return True
+        if shape not in left:
+            self.unknown_type(shape or "?")
+        return False
 
     def unknown_field(self, path: str) -> None:
         self._fields.add(path)

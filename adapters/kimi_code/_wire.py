@@ -112,13 +112,9 @@ class WireParser(LineParser):
 
     def feed_line(self, raw: bytes) -> None:
         record = self._decoded(_decode, raw)
-        if record is None:
+        if record is None or not self.drift.reads(record.type, WIRE_TYPES, IGNORED):
             return
         kind = record.type
-        if kind not in WIRE_TYPES:
-            if kind not in IGNORED:
-                self.drift.unknown_type(kind or "?")
-            return
         if record.agentId not in ("", "main"):
             return  # a subagent's record in the main wire: not this conversation
         base: dict[str, Any] = {

@@ -126,12 +126,9 @@ class ChatParser(LineParser):
 
     def feed_line(self, raw: bytes) -> None:
         record = self._decoded(_decode, raw)
-        if record is None:
+        if record is None or not self.drift.reads(record.type, CHAT_FIELDS):
             return
         kind = record.type
-        if kind not in CHAT_FIELDS:
-            self.drift.unknown_type(kind or "?")
-            return
         if kind not in self.drift.checked:
             self.drift.see(kind, raw, object_keys)
         self.session_id = self.session_id or record.sessionId
