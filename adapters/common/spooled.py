@@ -171,6 +171,14 @@ class Follower(Protocol):
 
 S = TypeVar("S", bound=SpoolView)
 P = TypeVar("P", bound=Parser)
+P_co = TypeVar("P_co", bound=Parser, covariant=True)
+
+
+class TurnParser(Protocol[P_co]):
+    """A parser that derives the turn from the file itself (``lifecycle=True``), or
+    leaves it to the live signals, which own it while a run is live."""
+
+    def __call__(self, *, lifecycle: bool) -> P_co: ...
 
 
 class TranscriptView(Generic[P]):
@@ -342,6 +350,9 @@ class SpoolBackedAdapter(DeclaredAdapter, Generic[S, P]):
     transcript_parser: Callable[[], P]
     """What parses a transcript file (``_new_view``'s default: a JSONL file followed
     line by line into one such parser)."""
+    turn_parser: TurnParser[P] | None = None
+    """Instead of ``transcript_parser``, a parser that derives the turn itself when the
+    file is read alone (transcript-only, an ended run) and not when it is read live."""
 
     # The part it is itself: it lets go of a run core reads as ended (``release_run``).
     live_state = ITSELF
@@ -369,7 +380,14 @@ class SpoolBackedAdapter(DeclaredAdapter, Generic[S, P]):
         raise NotImplementedError
 
     def _new_view(self, run_id: str, transcript_path: str, *, live: bool) -> TranscriptView[P]:
-        return TranscriptView(JsonlFollower(transcript_path, run_id), self.transcript_parser)
+        return TranscriptView(JsonlFollower(transcript_path, run_id), self._new_parser(live))
+
+    def _new_parser(self, live: bool) -> Callable[[], P]:
+        """What makes the parser of a transcript read ``live`` (its run's spool folded)."""
+        derives_turn = self.turn_parser
+        if derives_turn is None:
+            return self.transcript_parser
+        return lambda: derives_turn(lifecycle=not live)
 
     def _transcript_exists(self, path: str) -> bool:
         """Whether a transcript path names something that exists (here: a file)."""

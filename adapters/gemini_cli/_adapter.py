@@ -36,7 +36,6 @@ from typing import ClassVar
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.install import HookInstaller
-from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
@@ -91,6 +90,7 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     )
     executable: ClassVar[str] = "gemini"
     hook_translator = _signals.HookTranslator
+    turn_parser = ChatParser  # live, the hooks own the turn (_chat's module doc)
     installer = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
@@ -143,15 +143,12 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     def _new_view(
         self, run_id: str, transcript_path: str, *, live: bool
     ) -> TranscriptView[ChatParser]:
-        # Live, the hooks own the turn; the file alone derives it (_chat's module doc).
         if is_document(transcript_path):  # the older chat file, one JSON document
             return TranscriptView(
                 DocumentFollower(transcript_path, run_id),
                 lambda: DocumentParser(lifecycle=not live),
             )
-        return TranscriptView(
-            JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
-        )
+        return super()._new_view(run_id, transcript_path, live=live)
 
     def sessions(self, since: float) -> list[Session]:
         """Chat files changed at or after ``since`` (``<.gemini>/tmp/<project>/chats/

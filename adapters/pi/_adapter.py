@@ -29,9 +29,8 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
-from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
-from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
+from agentspool.adapters.common.spooled import ITSELF, RunHandle
 from agentspool.adapters.pi import _install, _lifecycle
 from agentspool.adapters.pi._signals import SpoolTranslator
 from agentspool.adapters.pi._transcript import SHELL_TOOL, SessionParser
@@ -82,6 +81,7 @@ class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
     executable: ClassVar[str] = "pi"
     arm_run = _lifecycle.setup
     hook_translator = SpoolTranslator
+    turn_parser = SessionParser  # live, the spool owns the turn (_transcript's doc)
     installer = _install.INSTALLER
 
     # The optional parts this adapter is itself (core/seam.py).
@@ -104,14 +104,6 @@ class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
         return ""
 
     # -- reading -----------------------------------------------------------------------
-    def _new_view(
-        self, run_id: str, transcript_path: str, *, live: bool
-    ) -> TranscriptView[SessionParser]:
-        # Live, the spool owns the turn; the file alone derives it (_transcript's doc).
-        return TranscriptView(
-            JsonlFollower(transcript_path, run_id), lambda: SessionParser(lifecycle=not live)
-        )
-
     def _spool_events(
         self, run: RunHandle[_SpoolView], spool: _SpoolView, parser: SessionParser | None
     ) -> list[Event]:

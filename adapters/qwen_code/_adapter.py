@@ -29,10 +29,9 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.install import HookInstaller
-from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.recent import changed_since
-from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
+from agentspool.adapters.common.spooled import ITSELF, RunHandle
 from agentspool.adapters.qwen_code import _install, _lifecycle, _signals
 from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
 from agentspool.core.events import InputRequested
@@ -68,18 +67,11 @@ class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     executable: ClassVar[str] = "qwen"
     arm_run = _lifecycle.setup
     hook_translator = _signals.HookTranslator
+    turn_parser = ChatParser  # live, the hooks own the turn (_chat's module doc)
     installer = HookInstaller.of(_install.HOOKS)
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF
-
-    def _new_view(
-        self, run_id: str, transcript_path: str, *, live: bool
-    ) -> TranscriptView[ChatParser]:
-        # Live, the hooks own the turn; the file alone derives it (_chat's module doc).
-        return TranscriptView(
-            JsonlFollower(transcript_path, run_id), lambda: ChatParser(lifecycle=not live)
-        )
 
     def _facts(
         self, run: RunHandle[SettledSpool[_signals.HookTranslator]], parser: ChatParser
