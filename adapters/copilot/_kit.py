@@ -80,19 +80,8 @@ class Kit:
                     "interactionId": interaction,
                 },
             ),
-            self._record("assistant.turn_start", {"turnId": "0", "interactionId": interaction}),
-            self._record("session.usage_record", {"usage": USAGE_RECORD}),
-            self._record(
-                "assistant.message",
-                {
-                    "messageId": str(uuid.uuid4()),
-                    "model": "mock-model",
-                    "content": "",
-                    "toolRequests": [{"toolCallId": call, "name": "bash", "arguments": command}],
-                    "interactionId": interaction,
-                    "turnId": "0",
-                    "apiCallId": f"chatcmpl-{uuid.uuid4().hex[:8]}",
-                },
+            *self._model_call(
+                "0", interaction, "", [{"toolCallId": call, "name": "bash", "arguments": command}]
             ),
             self._record(
                 "tool.execution_start",
@@ -125,26 +114,35 @@ class Kit:
                 {"toolCallId": call, "success": True, "result": {"content": "hi"}, "turnId": "0"},
             ),
             self._record("assistant.turn_end", {"turnId": "0"}),
-            self._record("assistant.turn_start", {"turnId": "1", "interactionId": interaction}),
-            self._record("session.usage_record", {"usage": USAGE_RECORD}),
-            self._record(
-                "assistant.message",
-                {
-                    "messageId": str(uuid.uuid4()),
-                    "model": "mock-model",
-                    "content": "hi",
-                    "toolRequests": [],
-                    "interactionId": interaction,
-                    "turnId": "1",
-                    "apiCallId": f"chatcmpl-{uuid.uuid4().hex[:8]}",
-                },
-            ),
+            *self._model_call("1", interaction, "hi", []),
             self._record("assistant.turn_end", {"turnId": "1"}),
         ]
         data = "".join(json.dumps(r) + "\n" for r in records).encode()
         with open(path, "ab") as fh:
             fh.write(data)
         return data
+
+    def _model_call(
+        self, turn: str, interaction: str, content: str, requests: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """One model call of a turn: its start, its usage, its message (``content``,
+        asking for the tools ``requests`` names)."""
+        return [
+            self._record("assistant.turn_start", {"turnId": turn, "interactionId": interaction}),
+            self._record("session.usage_record", {"usage": USAGE_RECORD}),
+            self._record(
+                "assistant.message",
+                {
+                    "messageId": str(uuid.uuid4()),
+                    "model": "mock-model",
+                    "content": content,
+                    "toolRequests": requests,
+                    "interactionId": interaction,
+                    "turnId": turn,
+                    "apiCallId": f"chatcmpl-{uuid.uuid4().hex[:8]}",
+                },
+            ),
+        ]
 
     def open_prompt(self, runtime_dir: str, run_id: str, transcript_path: str) -> None:
         self._clock += 0.25
