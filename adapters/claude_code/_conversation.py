@@ -29,6 +29,7 @@ from agentspool.adapters.claude_code._records import (
     text_of,
 )
 from agentspool.adapters.claude_code._state import TranscriptState
+from agentspool.adapters.common.calls import tool_call
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, Usage, Visibility
@@ -205,48 +206,24 @@ class ConversationRecords(TranscriptState):
             elif block.type == "thinking":
                 kind, text = "thinking", block.thinking or ""
             elif block.type == "tool_use":
-                record = self._tool_use(
-                    block,
-                    bid=bid,
-                    stamp=stamp,
-                    parent=parent,
-                    message_id=message_id,
-                    usage=usage if carrier is None else None,
-                    model=model,
-                )
-                carrier = carrier or record
-                continue
+                kind, text = "tool_call", ""
             else:
                 continue
-            record = Message(
-                seq=self._base + len(self.messages) + 1,
-                id=bid,
-                kind=kind,
-                role="assistant",
-                text=text,
-                timestamp=stamp,
-                is_error=kind == "error",
-                parent_id=parent,
-                agent_id=self._agent,
-                usage=usage if carrier is None else None,  # on the response's first record
-                message_id=message_id,
-                model=model,
-            )
+            if kind == "tool_call":
+                record = self._tool_use(block, bid, stamp)
+            else:
+                record = Message(id=bid, kind=kind, role="assistant", text=text)
+                record.is_error = kind == "error"
+            # What every record of the response says; its usage on the first alone.
+            record.seq = self._base + len(self.messages) + 1
+            record.timestamp, record.parent_id, record.agent_id = stamp, parent, self._agent
+            record.message_id, record.model = message_id, model
+            if carrier is None:
+                record.usage, carrier = usage, record
             self.messages.append(record)
-            carrier = carrier or record
         return carrier
 
-    def _tool_use(
-        self,
-        block: Block,
-        *,
-        bid: str,
-        stamp: str,
-        parent: str,
-        message_id: str,
-        usage: Usage | None,
-        model: str,
-    ) -> Message:
+    def _tool_use(self, block: Block, bid: str, stamp: str) -> Message:
         at = epoch_seconds(stamp)
         name, tool_use_id, tool_input = block.name or "", block.id or "", block.input or {}
         self.open_tools[tool_use_id] = (name, tool_input)
@@ -257,23 +234,7 @@ class ConversationRecords(TranscriptState):
             )
             if len(self._spawns) > SPAWNS_KEPT:
                 del self._spawns[next(iter(self._spawns))]
-        record = Message(
-            seq=self._base + len(self.messages) + 1,
-            id=bid,
-            kind="tool_call",
-            role="assistant",
-            timestamp=stamp,
-            tool_name=name,
-            tool_use_id=tool_use_id,
-            tool_input=tool_input,
-            presentation=presentation(name),
-            parent_id=parent,
-            agent_id=self._agent,
-            usage=usage,
-            message_id=message_id,
-            model=model,
-        )
-        self.messages.append(record)
+        record = tool_call(bid, tool_use_id, name, tool_input, presentation(name))
         self._emit(
             ev.ToolStarted(
                 turn_id=self.turn,
