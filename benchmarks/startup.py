@@ -3,18 +3,20 @@ interpreter, measured side by side (issue 26, ADR 0058).
 
 Each command runs as a user runs it (the console script, a fresh process) in a private,
 empty home (``HOME``, ``XDG_*``, ``AGENTSPOOL_RUNTIME_DIR``, ``CLAUDE_CONFIG_DIR``): it
-finds nothing to read, so what it costs is its start-up. ``usage`` gets a new home every
-time: it is the first ``usage`` on that machine (a store created, no kept answer; ADR 0043).
-The baseline is the same interpreter running ``-c pass`` with its site, as the console
-script does. Runs are interleaved round-robin so machine noise hits all alike; medians
-are printed, and each command's cost above the bare interpreter.
+finds nothing to read, so what it costs is its start-up. Every run gets a new home:
+``usage`` is the first on that machine (a store created, no kept answer; ADR 0043). The
+baseline is the same interpreter running ``-c pass`` with its site, as the console
+script does. Runs are interleaved round-robin so machine noise hits all alike; the
+median wall time and the median CPU time (user + system, from ``wait4``: what a loaded
+machine disturbs least) are printed, each also above the bare interpreter's.
 
-``--against REV`` also runs the same commands from the package as the git revision REV
-has it (its files laid out as the editable install lays this tree out, first on
-``PYTHONPATH``), interleaved with this tree's, and prints the milliseconds saved.
+The package is run from this checkout's files (uncommitted ones included), laid out as
+``pyproject.toml``'s ``package-dir`` maps them and put first on ``PYTHONPATH``.
+``--against REV`` also runs the same commands from the git revision REV, laid out alike,
+interleaved with this checkout's, and prints the milliseconds saved.
 
 Usage: ``.venv/bin/python benchmarks/startup.py [runs] [--against REV]`` (default 30,
-warm-up 3). The ratios print last.
+after 3 rounds of warm-up). The ratios print last.
 """
 
 from __future__ import annotations
