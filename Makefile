@@ -34,6 +34,7 @@ bench:
 	$(PY) benchmarks/watch.py
 	$(PY) benchmarks/show.py
 	$(PY) benchmarks/serve.py
+	$(PY) benchmarks/startup.py
 
 # The Tier-2 scenarios against the pinned CLIs and the newest releases on npm (each
 # installed into its own prefix under $$TMPDIR/agentspool-compat); prints the table.

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         explain,
         install,
         locate_transcript,
-        providers,
         read_chat,
         replay,
         run_provider,
@@ -75,6 +74,7 @@ if TYPE_CHECKING:
         search_history,
     )
     from agentspool.polling import RunPoll, list_runs, poll_runs, run_key
+    from agentspool.registered import providers
     from agentspool.sessions import SessionView, find_session, show_session
     from agentspool.spawn import run
     from agentspool.spool.errors import (
@@ -109,7 +109,6 @@ _LAZY = {
             "explain",
             "install",
             "locate_transcript",
-            "providers",
             "read_chat",
             "replay",
             "run_provider",
@@ -146,6 +145,7 @@ _LAZY = {
         "agentspool.core.seam",
     ),
     **dict.fromkeys(["RunPoll", "list_runs", "poll_runs", "run_key"], "agentspool.polling"),
+    "providers": "agentspool.registered",
     **dict.fromkeys(["run"], "agentspool.spawn"),
     **dict.fromkeys(["Declaration", "declare"], "agentspool.declarations"),
     **dict.fromkeys(["TidyReport", "TidyRun", "tidy"], "agentspool.tidying"),

@@ -2,7 +2,7 @@
 
 The services behind the rest of the public API live in modules of their own beside
 this one (``polling``, ``spawn``, ``declarations``, ``tidying``, ``usage_totals``, ``history``,
-``sessions``, ``follow``); ``agentspool`` re-exports them all.
+``sessions``, ``follow``, ``registered``); ``agentspool`` re-exports them all.
 
 One convention for every argument: ``None`` means "the default" — the default runtime
 dir (``default_runtime_dir()``), the transcript located from the run's own evidence
@@ -30,6 +30,7 @@ from agentspool.core.seam import (
     Spawn,
     Trust,
 )
+from agentspool.registered import providers
 from agentspool.spool.errors import (
     TranscriptGoneError,
     UnsupportedError,
@@ -61,11 +62,6 @@ __all__ = [
     "uninstall",
     "untrust",
 ]
-
-
-def providers() -> list[str]:
-    """The names of every registered provider adapter (built-in and installed)."""
-    return registry.names()
 
 
 RECENT_SESSIONS = 3600.0

@@ -1,5 +1,6 @@
 """The ``agentspool`` command: the entry point. It builds the parser from the rooms
-(``cli/commands/<name>.py``, one per command; ``options`` is their convention), says
+(``cli/commands/<name>.py``, one per command; ``options`` is their convention); for a
+command line that names a command, from that command's room alone (ADR 0058). It says
 "did you mean" for a word that is no command, and is the one error boundary: every
 failure is one line on stderr — an unexpected one also names the file its traceback
 was written to — never a traceback on the terminal (docs/adr/0044-cli-rooms.md).
@@ -14,72 +15,63 @@ from collections.abc import Sequence
 import agentspool
 from agentspool import AgentspoolError
 from agentspool.cli import options
-from agentspool.cli.commands import (
-    demo,
-    doctor,
-    explain,
-    index,
-    install,
-    lifecycle,
-    ls,
-    read,
-    replay,
-    run,
-    search,
-    serve,
-    setup,
-    show,
-    sig,
-    sweep,
-    tidy,
-    untrust,
-    usage,
-    watch,
-)
 from agentspool.cli.output import say
 from agentspool.errors import exit_code
 
-ROOMS = (
-    setup,
-    sig,
-    sweep,
-    read,
-    run,
-    ls,
-    explain,
-    lifecycle,
-    install,
-    watch,
-    demo,
-    tidy,
-    show,
-    replay,
-    usage,
-    index,
-    search,
-    serve,
-    doctor,
-    untrust,
-)
-"""Every command's room, in the order ``--help`` lists them."""
+COMMANDS = {
+    "setup": "setup",
+    "sig": "sig",
+    "sweep": "sweep",
+    "read": "read",
+    "run": "run",
+    "ls": "ls",
+    "explain": "explain",
+    "lifecycle": "lifecycle",
+    "install": "install",
+    "uninstall": "install",
+    "watch": "watch",
+    "demo": "demo",
+    "tidy": "tidy",
+    "show": "show",
+    "replay": "replay",
+    "usage": "usage",
+    "index": "index",
+    "search": "search",
+    "serve": "serve",
+    "doctor": "doctor",
+    "untrust": "untrust",
+}
+"""Every command and its room (``cli/commands/<room>.py``), in the order ``--help`` lists
+them. A command line pays for its own room only: the parser imports no other
+(docs/adr/0058-a-command-pays-for-its-own-room.md)."""
 
 PASSTHROUGH = {"run": "cli_args", "search": "words"}
 """The commands that take words after ``--``, and the argument that gets them."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``command`` alone: its room's arguments and choices, nothing of
+    another room (their imports and choices cost a command up to 60 ms, ADR 0058).
+    ``None`` or a word that is no command (``--help``, a usage error, "did you mean"):
+    every room, in the order ``--help`` lists them."""
+    from importlib import import_module
+
+    room = COMMANDS.get(command or "")
     parser = argparse.ArgumentParser(
         prog="agentspool",
         description="Know what each coding-agent CLI run is doing, from evidence.",
-        epilog=f"providers: {', '.join(agentspool.providers())}\n\n{options.EXIT_CODES}",
+        # Shown by ``agentspool --help`` alone, whose parser has every room.
+        epilog=None
+        if room
+        else f"providers: {', '.join(agentspool.providers())}\n\n{options.EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--version", action="version", version=f"agentspool {agentspool.__version__}"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for room in ROOMS:
-        room.add_parser(sub)
+    for name in [room] if room else dict.fromkeys(COMMANDS.values()):
+        import_module(f"agentspool.cli.commands.{name}").add_parser(sub)
     return parser
 
 
@@ -90,12 +82,12 @@ def _subparsers(parser: argparse.ArgumentParser) -> options.Subparsers:
 def _suggest(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """A word that is no command gets a "did you mean" (argparse of Python 3.11 has
     none): a close command name, or for a provider's name the commands that take one."""
-    import difflib
-
     word = next((a for a in argv if not a.startswith("-")), None)
     sub = _subparsers(parser)
     if word is None or word in sub.choices or argv.index(word) != 0:
         return
+    import difflib
+
     providers = agentspool.providers()
     near = difflib.get_close_matches(word, list(sub.choices), n=1, cutoff=0.6)
     provider = [p for p in providers if p == word or p.split("-")[0] == word]
@@ -117,7 +109,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     if "--" in argv:
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1 :]
-    parser = _parser()
+    parser = _parser(argv[0] if argv else None)
     _suggest(parser, argv)
     args = parser.parse_args(argv)
     command = _subparsers(parser).choices[args.command]

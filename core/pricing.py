@@ -9,8 +9,8 @@ does not list, or usage in a category the model's row has no price for, is price
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
-from importlib import resources
 
 import msgspec
 
@@ -20,6 +20,11 @@ from agentspool.spool.errors import SettingsError
 __all__ = ["PRICES_FILE", "LongPrompt", "ModelPrice", "PriceTable", "load_prices"]
 
 PRICES_FILE = "prices.toml"
+# A plain file beside this module, as the package data of every install (a wheel, the
+# editable link tree): read with open(), not importlib.resources, whose import (pathlib,
+# zipfile, tempfile; ~6 ms) was most of the table's cost to a first ``usage`` (ADR 0058).
+# The hook commands rely on the same: they run the package from its files (ADR 0002).
+SHIPPED_PRICES = os.path.join(os.path.dirname(os.path.abspath(__file__)), PRICES_FILE)
 _SNAPSHOT_DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 
 
@@ -117,13 +122,9 @@ def load_prices(path: str | None = None) -> PriceTable:
     """The shipped table, or the TOML file at ``path`` (same shape). A file that is not
     such a table raises ``SettingsError`` naming it."""
     try:
-        if path is None:
-            data = resources.files("agentspool.core").joinpath(PRICES_FILE).read_bytes()
-            where = PRICES_FILE
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            where = path
+        with open(SHIPPED_PRICES if path is None else path, "rb") as fh:
+            data = fh.read()
+        where = PRICES_FILE if path is None else path
     except OSError as exc:
         raise SettingsError(path or PRICES_FILE, exc.strerror or str(exc)) from None
     try:

@@ -412,20 +412,22 @@ def test_a_missing_or_doubled_run_id_is_bad_usage(argv, says, capsys):
     assert says in capsys.readouterr().err
 
 
-def test_every_command_is_handled_by_its_room():
-    """The room convention (ADR 0044): each subcommand's handler is the ``run`` of a
-    module of ``agentspool.cli.commands`` listed in ``ROOMS``, and every room is used."""
+def test_every_command_is_handled_by_the_room_the_table_names():
+    """The room convention (ADR 0044, 0058): ``main.COMMANDS`` lists every command in the
+    order ``--help`` lists them, each handled by the ``run`` of the room it names, and
+    names every room there is."""
     import argparse
+    import importlib
+    from pathlib import Path
 
-    from agentspool.cli.main import ROOMS, _parser
+    from agentspool.cli.main import COMMANDS as TABLE
+    from agentspool.cli.main import _parser
 
     sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
-    used = set()
+    assert list(sub.choices) == list(TABLE)
     for name, command in sub.choices.items():
-        handler = command.get_default("func")
-        room = sys.modules[handler.__module__]
-        assert room in ROOMS and handler is room.run, name
-        assert room.__name__.startswith("agentspool.cli.commands."), name
-        used.add(room)
-    assert used == set(ROOMS)
+        room = importlib.import_module(f"agentspool.cli.commands.{TABLE[name]}")
+        assert command.get_default("func") is room.run, name
+    folder = Path(__file__).resolve().parent.parent / "cli" / "commands"
+    assert set(TABLE.values()) == {p.stem for p in folder.glob("*.py")} - {"__init__"}
     assert sorted(sub.choices) == sorted([*COMMANDS, "install", "uninstall", "serve", "doctor"])

@@ -134,3 +134,27 @@ def test_every_code_package_is_listed_in_pyproject():
     assert listed - found <= set(SETUPTOOLS["package-data"])
     for folder in CODE_FOLDERS:
         assert folder in package_dir.values()
+
+
+def test_the_shipped_price_table_is_read_beside_its_module_in_the_wheel(wheel, tmp_path):
+    """``load_prices`` opens ``prices.toml`` beside ``pricing.py`` with ``open()``, not
+    through ``importlib.resources`` (ADR 0058): the wheel installs it there."""
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp_path)
+    probe = (
+        "from agentspool.core import pricing; "
+        f"assert pricing.SHIPPED_PRICES.startswith({str(tmp_path)!r}), pricing.SHIPPED_PRICES; "
+        "print(pricing.load_prices().taken)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    shipped = tomllib.loads((REPO / "core" / "prices.toml").read_text())["taken"]
+    assert done.stdout.strip() == str(shipped)

@@ -1,0 +1,121 @@
+"""What a command line pays before it works (ADR 0058): its parser is its own room's alone
+— the same arguments, choices, help and errors as the parser of every room gives it — and
+the first ``usage`` imports nothing it does not use (the other rooms, ``watch``'s loop,
+``serve``, the reader behind ``agentspool.api``, ``importlib.resources``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agentspool.cli.main import COMMANDS, _parser, _subparsers, main
+
+_MODULES_AT_EXIT = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["agentspool", *sys.argv[1:]]
+from agentspool.cli.entry import main
+raise SystemExit(main())
+"""
+"""The console script's entry, the names of every module loaded printed on exit."""
+
+
+def _modules(*argv: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES_AT_EXIT, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stderr.splitlines()[-1]))
+
+
+def _rooms(modules: set[str]) -> set[str]:
+    prefix = "agentspool.cli.commands."
+    return {m.removeprefix(prefix) for m in modules if m.startswith(prefix)}
+
+
+def _arguments(parser: argparse.ArgumentParser) -> list[tuple[object, ...]]:
+    """What parsing a command line depends on, argument by argument."""
+    return [
+        (
+            type(a),
+            a.option_strings,
+            a.dest,
+            a.nargs,
+            a.const,
+            a.default,
+            a.type,
+            a.choices,
+            a.required,
+            a.help,
+            a.metavar,
+        )
+        for a in parser._actions
+    ]
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_command_s_parser_is_its_room_alone_and_as_every_room_s_gives_it(name: str) -> None:
+    alone, every = _subparsers(_parser(name)).choices, _subparsers(_parser()).choices
+    assert set(alone) == {command for command, room in COMMANDS.items() if room == COMMANDS[name]}
+    assert alone[name].format_help() == every[name].format_help()
+    assert _arguments(alone[name]) == _arguments(every[name])
+    assert alone[name]._defaults == every[name]._defaults
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["usage", "--by", "week"], "argument --by: invalid choice: 'week'"),
+        (["usage", "--provider", "nope"], "argument --provider: invalid choice: 'nope'"),
+        (["ls", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+        (["usage", "--", "x"], "usage takes no arguments after --"),
+        (["lss"], "did you mean: agentspool ls?"),
+        ([], "the following arguments are required: COMMAND"),
+    ],
+)
+def test_bad_usage_is_told_as_before(argv: list[str], says: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_help_still_lists_every_command_and_provider(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert f"    {name} " in out or f"    {name}\n" in out, name
+    assert "providers: claude-code, codex, copilot, gemini-cli, kimi-code" in out
+
+
+@pytest.mark.parametrize("name", ["usage", "ls", "lifecycle", "uninstall"])
+def test_a_command_line_loads_its_own_room_and_no_other(name: str) -> None:
+    """Rooms import each other only for ``index.index_quietly`` (ADR 0044)."""
+    rooms = _rooms(_modules(name, "--help"))
+    assert rooms == {COMMANDS[name]} | ({"index"} if name == "usage" else set())
+
+
+def test_the_first_usage_on_an_empty_home_loads_nothing_it_does_not_use() -> None:
+    assert not os.path.exists(os.environ["AGENTSPOOL_DATA_DIR"])  # the first, on this home
+    modules = _modules("usage", "--by", "session", "--json")
+    assert _rooms(modules) == {"usage", "index"}
+    unused = {
+        "agentspool.api",  # the reader: reducer traces, replay, the ledger
+        "agentspool.core.replay",
+        "agentspool.cli.watch",
+        "agentspool.follow",
+        "agentspool.serve",
+        "difflib",  # "did you mean", for a word that is no command
+        "importlib.resources",  # the shipped price table is a file beside its module
+    }
+    assert modules & unused == set()
