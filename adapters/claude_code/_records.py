@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, get_args, get_origin
 
 import msgspec
@@ -101,9 +101,14 @@ class Part(msgspec.Struct, gc=False):
     text: str | None = None
 
 
-class Block(msgspec.Struct, gc=False):
+class BlockKind(msgspec.Struct, gc=False):
+    """A content block's type, and a text block's text: whether it makes a record."""
+
     type: str = ""
     text: str | None = None
+
+
+class Block(BlockKind, gc=False):
     thinking: str | None = None
     id: str | None = None
     name: str | None = None
@@ -120,13 +125,24 @@ class ApiUsage(msgspec.Struct, gc=False):
     cache_read_input_tokens: int = 0
 
 
-class ApiMessage(msgspec.Struct, gc=False):
+class CountedMessage(msgspec.Struct, gc=False):
+    """What counting a response's usage reads of its message."""
+
     id: str | None = None
-    role: str = ""
     model: str | None = None
+    usage: ApiUsage | None = None
+
+
+class ShownMessage(CountedMessage, gc=False):
+    """And what says whether the message makes a record: its content's kinds."""
+
+    content: str | Sequence[BlockKind] | None = None
+
+
+class ApiMessage(ShownMessage, gc=False):
+    role: str = ""
     content: str | list[Block] | None = None
     stop_reason: str | None = None
-    usage: ApiUsage | None = None
 
 
 class Progress(msgspec.Struct, gc=False):
@@ -136,44 +152,59 @@ class Progress(msgspec.Struct, gc=False):
     hookEvent: str = ""  # noqa: N815 - the CLI's field name
 
 
-class Line(msgspec.Struct, rename="camel", gc=False):
+class CountedLine(msgspec.Struct, rename="camel", gc=False):
+    """What a line says that counting usage reads anywhere in a file: a response's
+    usage, or the file's title (all a usage scan reads between a file's head and tail,
+    ``_usage_view``). Its content, by far most of its bytes, is skipped unbuilt."""
+
+    type: str = ""
+    subtype: str | None = None
+    timestamp: str | None = None
+    message: CountedMessage | None = None
+    ai_title: str | None = None
+    custom_title: str | None = None
+
+
+class ShownLine(CountedLine, rename="camel", gc=False):
+    """And its side, its session, and whether it makes a record (the usage view)."""
+
+    message: ShownMessage | None = None
+    is_sidechain: bool = False
+    is_api_error_message: bool = False
+    agent_id: str | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    version: str | None = None
+    content: str | None = None
+    """A system record's text (a conversation record's is in ``message``)."""
+    pr_url: str | None = None
+    frame_url: str | None = None
+
+
+class Line(ShownLine, rename="camel", gc=False):
     """Every record type through one view: the CLI writes ``type`` after the payload
     of assistant and attachment records, and a tagged union (as the Codex rollout is
     read) would scan that payload twice, once to find the tag (ADR 0009). Bookkeeping
     records fit this view too; their few shared fields are read and dropped."""
 
-    type: str = ""
-    subtype: str | None = None
+    message: ApiMessage | None = None
     uuid: str | None = None
     parent_uuid: str | None = None
-    is_sidechain: bool = False
-    agent_id: str | None = None
-    session_id: str | None = None
-    cwd: str | None = None
-    timestamp: str | None = None
     prompt_id: str | None = None
     is_meta: bool = False
     is_compact_summary: bool = False
-    is_api_error_message: bool = False
     tool_denial_kind: str | None = None
-    content: str | None = None
-    message: ApiMessage | None = None
     tool_use_result: msgspec.Raw = msgspec.Raw()
     """Read only behind an ``Agent`` call (``AsyncLaunch``): often large (a Bash result
     repeats its whole output there, an Edit the whole file), so it stays undecoded."""
-    version: str | None = None
     data: Progress | None = None
     error: msgspec.Raw = msgspec.Raw()
     """``system:api_error``'s error, of many shapes (``error_text``)."""
     retry_attempt: int | None = None
     max_retries: int | None = None
     api_refusal_explanation: str | None = None
-    ai_title: str | None = None
-    custom_title: str | None = None
     pr_number: int | None = None
-    pr_url: str | None = None
     pr_repository: str | None = None
-    frame_url: str | None = None
     title: str | None = None
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Sequence
 from io import FileIO
 
 import msgspec
@@ -44,6 +45,9 @@ from agentspool.adapters.claude_code._records import (
     RESPONSES_KEPT,
     TITLE_RANK,
     ApiUsage,
+    BlockKind,
+    CountedLine,
+    ShownLine,
     has_tokens,
     salvaged,
     usage_of,
@@ -80,78 +84,24 @@ they carry content): the span is the records'."""
 _SYSTEM_NOTES = frozenset({"local_command", "informational", "model_refusal_fallback", None})
 
 
-class _BlockKind(msgspec.Struct, gc=False):
-    """A content block's type, and a text block's text: whether it makes a record."""
-
-    type: str = ""
-    text: str | None = None
-
-
-class _UsageMessage(msgspec.Struct, gc=False):
-    id: str | None = None
-    model: str | None = None
-    usage: ApiUsage | None = None
-    content: str | list[_BlockKind] | None = None
-
-
-class _UsageLine(msgspec.Struct, rename="camel", gc=False):
-    type: str = ""
-    subtype: str | None = None
-    is_sidechain: bool = False
-    is_api_error_message: bool = False
-    agent_id: str | None = None
-    session_id: str | None = None
-    cwd: str | None = None
-    timestamp: str | None = None
-    version: str | None = None
-    content: str | None = None
-    """A system record's text (a conversation record's is in ``message``, not read)."""
-    message: _UsageMessage | None = None
-    ai_title: str | None = None
-    custom_title: str | None = None
-    pr_url: str | None = None
-    frame_url: str | None = None
-
-
-_decoder = msgspec.json.Decoder(_UsageLine)
-
-
-class _MiddleMessage(msgspec.Struct, gc=False):
-    id: str | None = None
-    model: str | None = None
-    usage: ApiUsage | None = None
-
-
-class _MiddleLine(msgspec.Struct, rename="camel", gc=False):
-    """What a line between a scan's head and tail can change (``_Reader.read_middle``):
-    a response's usage, or the file's title. Its content, by far most of its bytes, is
-    skipped unbuilt: it decides only the span, whose ends the head and tail read."""
-
-    type: str = ""
-    subtype: str | None = None
-    timestamp: str | None = None
-    message: _MiddleMessage | None = None
-    ai_title: str | None = None
-    custom_title: str | None = None
-
-
-_middle_decoder = msgspec.json.Decoder(_MiddleLine)
+_decoder = msgspec.json.Decoder(ShownLine)
+_middle_decoder = msgspec.json.Decoder(CountedLine)
 _SHOWN_BLOCKS = frozenset({"text", "thinking", "tool_use"})
 
 
-def _shows(line: _UsageLine) -> bool:
+def _shows(line: ShownLine) -> bool:
     """Whether ``_assistant`` makes a record of the line's content."""
     content = line.message.content if line.message is not None else None
-    if isinstance(content, list):
+    if not isinstance(content, str) and content is not None:
         return bool(content) and (
             line.is_api_error_message or any(b.type in _SHOWN_BLOCKS for b in content)
         )
     return bool(content)
 
 
-def _user_record(content: str | list[_BlockKind] | None) -> bool:
+def _user_record(content: str | Sequence[BlockKind] | None) -> bool:
     """Whether ``_user`` makes a record: a tool result, or text."""
-    if isinstance(content, list):
+    if not isinstance(content, str) and content is not None:
         return any(b.type == "tool_result" or (b.type == "text" and b.text) for b in content)
     return bool(content)
 
@@ -180,7 +130,7 @@ class _Reader:
         its side, its session and cwd, any cwd at all, and its first record."""
         return bool(self.sidechain is not None and self.session_id and self.any_cwd and self.first)
 
-    def read(self, line: _UsageLine) -> None:
+    def read(self, line: ShownLine) -> None:
         self.lines += 1
         if not self.any_cwd and line.cwd:
             self.any_cwd = line.cwd
@@ -214,7 +164,7 @@ class _Reader:
         ):
             self._span(line.timestamp)
 
-    def read_middle(self, line: _MiddleLine) -> None:
+    def read_middle(self, line: CountedLine) -> None:
         """What ``read`` does with a line once the reader is ``settled`` and before the
         tail, but for what the tail decides again (the version, the span's last line):
         an assistant line's usage counts, whichever side it is on; a title is taken."""
@@ -226,13 +176,13 @@ class _Reader:
         elif line.type in TITLE_RANK:
             self._file_record(line)
 
-    def _file_record(self, line: _UsageLine | _MiddleLine) -> None:
+    def _file_record(self, line: CountedLine) -> None:
         rank = TITLE_RANK.get(line.type, 0)
         if rank:
             title = (line.custom_title if rank == 2 else line.ai_title) or ""
             if title and rank >= self.title_rank:
                 self.title, self.title_rank = title, rank
-        elif isinstance(line, _UsageLine) and (
+        elif isinstance(line, ShownLine) and (
             line.pr_url if line.type == "pr-link" else line.frame_url
         ):
             self._span(line.timestamp)
@@ -246,7 +196,7 @@ class _Reader:
             self.last = stamp
             self.stamped += 1
 
-    def _usage(self, line: _UsageLine | _MiddleLine) -> bool:
+    def _usage(self, line: CountedLine) -> bool:
         """Whether the line begins a response (or is one of no id) with usage: its
         first record carries it (``_priced``)."""
         msg = line.message
@@ -281,9 +231,9 @@ class _Reader:
                 if raw[:1] != b"{" and not raw.strip():
                     continue
                 try:
-                    one: _UsageLine | None = _decoder.decode(raw)
+                    one: ShownLine | None = _decoder.decode(raw)
                 except msgspec.ValidationError:
-                    one = salvaged(_UsageLine, raw)
+                    one = salvaged(ShownLine, raw)
                 except (msgspec.DecodeError, UnicodeDecodeError):
                     one = None
                 if one is None:
