@@ -232,7 +232,7 @@ class EventRecords(RolloutState):
                 visibility="hidden",
                 is_meta=True,
                 usage=usage,
-                message_id="" if key is None else "total:{}/{}/{}/{}".format(*key),
+                message_id="" if key is None else f"total:{key[0]}/{key[1]}/{key[2]}/{key[3]}",
                 model=info.model or self.model,
             )
         )
