@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -75,20 +75,22 @@ def _view(
     name: str,
     skipped: list[str],
     more: tuple[str, Any] | tuple[str, Any, Any] | None = None,
-    tag: str | None = None,
+    kind: str | None = None,
 ) -> type:
-    """A view holding ``skipped`` (each value skipped) and ``more``, refusing any other
-    key, tagged ``type: tag`` if a tag is given. Field names are JSON's (``rename``),
-    whatever they spell."""
+    """A view holding ``skipped`` (each value skipped), ``more``, and ``type`` equal to
+    ``kind`` if one is given (a required field: a struct's own tag may be left out),
+    refusing any other key. Field names are JSON's (``rename``), whatever they spell."""
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = [
         (f"f{i}", msgspec.Raw, _SKIPPED) for i in range(len(skipped))
     ]
+    if more:
+        fields.append(more)
+    if kind:
+        fields.append(("type", Literal[kind]))
     return msgspec.defstruct(
         name,
-        [*fields, *([more] if more else [])],
+        fields,
         rename={f"f{i}": field for i, field in enumerate(skipped)},
-        tag_field="type" if tag else None,
-        tag=tag,
         forbid_unknown_fields=True,
         kw_only=True,
         gc=False,
@@ -98,9 +100,10 @@ def _view(
 @functools.cache
 def _fits(shape: str) -> Callable[[bytes], object] | None:
     """The decode that succeeds only on a line of ``shape`` whose members are all known
-    for it: its ``type`` (and its payload's, for a kinded shape) as the view's tag.
-    ``None`` for a shape not known, or one whose ``type`` is no known field (it could
-    not be checked as a tag). Made at the shape's first check."""
+    for it: its ``type`` (and its payload's, for a kinded shape) required to be the
+    shape's. ``None`` for a shape not known, or one for which ``type`` or ``payload``
+    is no known field (the view could not tell what key by key tells). Made at the
+    shape's first check."""
     known = ROLLOUT_FIELDS.get(shape)
     if known is None:
         return None
@@ -112,9 +115,9 @@ def _fits(shape: str) -> Callable[[bytes], object] | None:
     outer = [name for name in outer if name not in ("type", "payload")]
     if payload_kind:  # the payload must be there, of that kind
         inner.remove("type")
-        payload = _view("Payload", inner, tag=payload_kind)
-        envelope = _view("Envelope", outer, ("payload", payload), tag=kind)
+        payload = _view("Payload", inner, kind=payload_kind)
+        envelope = _view("Envelope", outer, ("payload", payload), kind=kind)
     else:
         payload = _view("Payload", inner)
-        envelope = _view("Envelope", outer, ("payload", payload | None, None), tag=kind)
+        envelope = _view("Envelope", outer, ("payload", payload | None, None), kind=kind)
     return msgspec.json.Decoder(envelope).decode
