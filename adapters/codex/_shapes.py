@@ -24,6 +24,7 @@ from agentspool.adapters.common.drift import object_keys
 KINDED = frozenset({"response_item", "event_msg", "retained_context"})
 
 
+@functools.cache
 def shape_needle(shape: str) -> tuple[bytes, ...]:
     """Bytes every line of ``shape`` holds. A rollout written with a space after each
     colon (the real-world corpus holds some) is found by the second spelling, not by
