@@ -37,9 +37,6 @@ from agentspool.core.seam import Message, MessageKind
 
 ItemReader = Callable[["ItemRecords", ResponseItemLine, ResponseItem], None]
 
-_SOURCES = {kind: "transcript:" + kind for kind in (*CALLS, *OUTPUTS, "tool_search_call")}
-"""An event's ``source`` per item kind, made once (a bulk read pays per event)."""
-
 
 class ItemRecords(RolloutState):
     """The handlers of ``response_item`` records."""
@@ -169,7 +166,7 @@ class ItemRecords(RolloutState):
             shown=presentation(name, item.namespace or ""),
         )
         at = self._at(line.timestamp)
-        source = _SOURCES.get(item.type) or "transcript:" + item.type
+        source = "transcript:" + item.type
         self.events.append(
             ev.ToolStarted(
                 turn_id=turn,
@@ -227,7 +224,7 @@ class ItemRecords(RolloutState):
                 turn_id=turn,
                 tool_use_id=call_id,
                 at=self._at(stamp),
-                source=_SOURCES.get(item.type) or "transcript:" + item.type,
+                source="transcript:" + item.type,
                 epoch=self.thread_id,
             )
         )
