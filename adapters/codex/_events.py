@@ -22,9 +22,10 @@ from agentspool.adapters.codex._records import (
     usage_of,
 )
 from agentspool.adapters.codex._state import RolloutState
-from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message
+
+EventReader = Callable[["EventRecords", EventLine, EventMsg], None]
 
 
 class EventRecords(RolloutState):
@@ -32,27 +33,25 @@ class EventRecords(RolloutState):
     ``token_usage_record`` carry."""
 
     def _event_msg(self, line: EventLine) -> None:
+        """An event whose kind has no handler remembered yet: the first of its kind."""
         msg = line.payload
         kind = msg.type
-        if kind not in self._events_checked:
-            self._events_checked.add(kind)
+        read = self._events_met.get(kind)
+        if read is None:
             self._first("event_msg:" + kind)
-        # The kinds every turn writes first (a bulk read pays per event, ADR 0009).
-        if kind == "item_completed":
-            if msg.item is not None:
-                self._item_completed(line, msg)
-        elif kind == "token_count":
-            if msg.info is not None:
-                self._token_count(line, msg)
-        elif kind in EVENT_BOOKKEEPING:
-            return
-        else:
-            handler = self._EVENTS.get(kind)
-            if handler is not None:
-                handler(self, line, msg)
+            if kind in EVENT_BOOKKEEPING:
+                read = EventRecords._ignored_event
             else:
-                self.unknown += 1
-                self.drift.unknown_type("event_msg:" + kind)
+                read = self.EVENT_READERS.get(kind, EventRecords._other_event)
+            self._events_met[kind] = read
+        read(self, line, msg)
+
+    def _ignored_event(self, line: EventLine, msg: EventMsg) -> None:
+        """An event known and not read (``_schema.IGNORED`` says why)."""
+
+    def _other_event(self, line: EventLine, msg: EventMsg) -> None:
+        self.unknown += 1
+        self.drift.unknown_type("event_msg:" + msg.type)
 
     def _task_started(self, line: EventLine, msg: EventMsg) -> None:
         if msg.turn_id:
@@ -71,7 +70,7 @@ class EventRecords(RolloutState):
             ev.TurnStopped(
                 turn_id=turn,
                 outcome="failed" if failed else "completed",
-                at=epoch_seconds(line.timestamp),
+                at=self._at(line.timestamp),
                 source="transcript:task_complete(error)" if failed else "transcript:task_complete",
                 epoch=self.thread_id,
             )
@@ -233,7 +232,7 @@ class EventRecords(RolloutState):
                 visibility="hidden",
                 is_meta=True,
                 usage=usage,
-                message_id="" if key is None else "total:{}/{}/{}/{}".format(*key),
+                message_id="" if key is None else f"total:{key[0]}/{key[1]}/{key[2]}/{key[3]}",
                 model=info.model or self.model,
             )
         )
@@ -270,7 +269,7 @@ class EventRecords(RolloutState):
                 self._replace(priced)
             self._unpriced.clear()
 
-    _EVENTS: ClassVar[dict[str, Callable[[EventRecords, EventLine, EventMsg], None]]] = {
+    EVENT_READERS: ClassVar[dict[str, EventReader]] = {
         "task_started": _task_started,
         "task_complete": _task_complete,
         "turn_aborted": _turn_aborted,

@@ -1,11 +1,17 @@
 """Codex ``response_item`` records (the model's input and output as the Responses API
 has them): messages, reasoning, tool calls and their outputs, and the shapes peers'
 fixtures write (docs/providers/codex.md §6.2).
+
+One handler per item kind, ``(parser, line, item)``, named in ``ITEM_READERS``; the
+parser's dispatch finds it by the item's ``type`` (``_rollout.RolloutParser``). The
+first item of each kind goes through ``_response_item``, which checks its shape's
+fields and remembers the kind's handler, so every later one is one lookup away.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
 from agentspool.adapters.codex._records import (
     CALLS,
@@ -26,55 +32,35 @@ from agentspool.adapters.codex._records import (
     tool_names,
 )
 from agentspool.adapters.codex._state import RolloutState
-from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind
+
+ItemReader = Callable[["ItemRecords", ResponseItemLine, ResponseItem], None]
 
 
 class ItemRecords(RolloutState):
     """The handlers of ``response_item`` records."""
 
     def _response_item(self, line: ResponseItemLine) -> None:
+        """An item whose kind has no handler remembered yet (the first of its kind), or
+        no ``type`` at all: a Responses API input message may leave it out."""
         item = line.payload
-        kind = item.type
-        if not kind and item.role:
-            kind = "message"  # a Responses API input message may leave out its type
-        if kind not in self._items_checked:
-            self._items_checked.add(kind)
+        kind = item.type or ("message" if item.role else "")
+        read = self._items_met.get(kind)
+        if read is None:
             self._first("response_item:" + kind)
-        if kind == "message":
-            self._message(line, item)
-            return
-        if kind == "reasoning":
-            self._reasoning(line, item)
-            return
+            read = self.ITEM_READERS.get(kind, ItemRecords._other_item)
+            if kind:
+                self._items_met[kind] = read
+        read(self, line, item)
+
+    def _turn_of(self, item: ResponseItem) -> str:
         passthrough = item.internal_chat_message_metadata_passthrough
-        turn = (passthrough.turn_id if passthrough else "") or self.turn
-        if kind in CALLS:
-            self._call(line, item, turn)
-        elif kind in OUTPUTS:
-            self._output(line, item, turn, output_text(item.output))
-        elif kind == "tool_search_call":
-            # Codex looking up tools it may call (0.146, run locally: its output follows).
-            self._call(line, item, turn, "tool_search")
-        elif kind == "tool_search_output":
-            self._output(line, item, turn, tool_names(self._rich_item(line).tools))
-        elif kind == "web_search_call":
-            # The model's own search (run by the API, not here): done when recorded.
-            self._done_call(line, item, "web_search", as_dict(self._rich_item(line).action))
-        elif kind == "image_generation_call":
-            revised = self._rich_item(line).revised_prompt
-            prompt = {"prompt": revised} if revised else {}
-            self._done_call(line, item, "image_generation", prompt)
-        elif kind == "agent_message":
-            self._agent_message(line, item)
-        elif kind == "tool_call":  # a peer's fixture: {function: {name}, arguments}
-            rich = self._rich_item(line)
-            name = rich.function.get("name", "") if isinstance(rich.function, dict) else ""
-            self._done_call(line, item, str(name or "tool"), arguments_of(item.arguments))
-        elif kind == "tool_result":  # a peer's fixture: {name, result}
-            self._done_result(line, item.name, output_text(self._rich_item(line).result))
-        elif kind not in ITEMS_IGNORED:
+        return (passthrough.turn_id if passthrough else "") or self.turn
+
+    def _other_item(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        kind = item.type
+        if kind not in ITEMS_IGNORED:
             self.unknown += 1
             self.drift.unknown_type("response_item:" + kind)
 
@@ -159,28 +145,27 @@ class ItemRecords(RolloutState):
             )
         )
 
-    def _agent_message(self, line: ResponseItemLine, item: ResponseItem) -> None:
-        """A message one agent sent another (multi-agent, 0.146: ``author`` →
-        ``recipient``): the conversation between agents, not an answer to the user."""
-        recipient = self._rich_item(line).recipient or ""
-        text = text_of(item.content)
-        uid = item.id or self._fallback_id(line)
-        self._note(line, uid, "subagent", "system", text, tool_name=recipient, presentation="agent")
+    def _call_item(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        """``function_call``, ``custom_tool_call``, ``local_shell_call``."""
+        self._call(line, item, self._turn_of(item), item.name or item.type)
 
-    def _call(self, line: ResponseItemLine, item: ResponseItem, turn: str, named: str = "") -> None:
-        name = named or item.name or item.type
+    def _tool_search_call(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        # Codex looking up tools it may call (0.146, run locally: its output follows).
+        self._call(line, item, self._turn_of(item), "tool_search")
+
+    def _call(self, line: ResponseItemLine, item: ResponseItem, turn: str, name: str) -> None:
         call_id = item.call_id or item.id or self._fallback_id(line)
         arguments = arguments_of(item.arguments if item.arguments is not None else item.input)
         self.open_calls[call_id] = (name, arguments, turn)
         self._call_record(
             line,
-            item.id or f"call:{call_id}",
+            item.id or "call:" + call_id,
             call_id,
             name,
             arguments,
             shown=presentation(name, item.namespace or ""),
         )
-        at = epoch_seconds(line.timestamp)
+        at = self._at(line.timestamp)
         source = "transcript:" + item.type
         self.events.append(
             ev.ToolStarted(
@@ -210,6 +195,66 @@ class ItemRecords(RolloutState):
                 )
             )
 
+    def _output_item(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        """``function_call_output``, ``custom_tool_call_output``."""
+        self._output(line, item, self._turn_of(item), output_text(item.output))
+
+    def _tool_search_output(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        self._output(line, item, self._turn_of(item), tool_names(self._rich_item(line).tools))
+
+    def _output(self, line: ResponseItemLine, item: ResponseItem, turn: str, text: str) -> None:
+        call_id = item.call_id
+        opened = self.open_calls.pop(call_id, None)
+        if opened is not None:
+            turn = opened[2] or turn
+        stamp = line.timestamp
+        self._append(
+            Message(
+                id=item.id or "output:" + call_id,
+                kind="tool_result",
+                role="tool",
+                text=text,
+                timestamp=stamp,
+                tool_name=self._names.get(call_id, ""),
+                tool_use_id=call_id,
+            )
+        )
+        self.events.append(
+            ev.ToolFinished(
+                turn_id=turn,
+                tool_use_id=call_id,
+                at=self._at(stamp),
+                source="transcript:" + item.type,
+                epoch=self.thread_id,
+            )
+        )
+
+    def _web_search_call(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        # The model's own search (run by the API, not here): done when recorded.
+        self._done_call(line, item, "web_search", as_dict(self._rich_item(line).action))
+
+    def _image_generation_call(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        revised = self._rich_item(line).revised_prompt
+        self._done_call(line, item, "image_generation", {"prompt": revised} if revised else {})
+
+    def _agent_message(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        """A message one agent sent another (multi-agent, 0.146: ``author`` →
+        ``recipient``): the conversation between agents, not an answer to the user."""
+        recipient = self._rich_item(line).recipient or ""
+        text = text_of(item.content)
+        uid = item.id or self._fallback_id(line)
+        self._note(line, uid, "subagent", "system", text, tool_name=recipient, presentation="agent")
+
+    def _peer_tool_call(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        """A peer's fixture: ``{function: {name}, arguments}``."""
+        rich = self._rich_item(line)
+        name = rich.function.get("name", "") if isinstance(rich.function, dict) else ""
+        self._done_call(line, item, str(name or "tool"), arguments_of(item.arguments))
+
+    def _peer_tool_result(self, line: ResponseItemLine, item: ResponseItem) -> None:
+        """A peer's fixture: ``{name, result}``."""
+        self._done_result(line, item.name, output_text(self._rich_item(line).result))
+
     def _done_call(
         self, line: Line, item: ResponseItem | None, name: str, arguments: dict[str, Any]
     ) -> None:
@@ -228,28 +273,16 @@ class ItemRecords(RolloutState):
             line, f"output:{self._fallback_id(line)}", "tool_result", "tool", text, tool_name=name
         )
 
-    def _output(self, line: ResponseItemLine, item: ResponseItem, turn: str, text: str) -> None:
-        call_id = item.call_id
-        opened = self.open_calls.pop(call_id, None)
-        if opened is not None:
-            turn = opened[2] or turn
-        self._append(
-            Message(
-                id=item.id or f"output:{call_id}",
-                kind="tool_result",
-                role="tool",
-                text=text,
-                timestamp=line.timestamp,
-                tool_name=self._names.get(call_id, ""),
-                tool_use_id=call_id,
-            )
-        )
-        self.events.append(
-            ev.ToolFinished(
-                turn_id=turn,
-                tool_use_id=call_id,
-                at=epoch_seconds(line.timestamp),
-                source="transcript:" + item.type,
-                epoch=self.thread_id,
-            )
-        )
+    ITEM_READERS: ClassVar[dict[str, ItemReader]] = {
+        "message": _message,
+        "reasoning": _reasoning,
+        **dict.fromkeys(CALLS, _call_item),
+        **dict.fromkeys(OUTPUTS, _output_item),
+        "tool_search_call": _tool_search_call,
+        "tool_search_output": _tool_search_output,
+        "web_search_call": _web_search_call,
+        "image_generation_call": _image_generation_call,
+        "agent_message": _agent_message,
+        "tool_call": _peer_tool_call,
+        "tool_result": _peer_tool_result,
+    }

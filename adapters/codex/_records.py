@@ -17,7 +17,6 @@ import msgspec
 
 from agentspool.adapters.codex._schema import IGNORED
 from agentspool.adapters.common.dialogs import question_dialog
-from agentspool.adapters.common.drift import object_keys
 from agentspool.core.seam import PendingDialog, Usage
 
 QUESTION_TOOL = "request_user_input"
@@ -429,28 +428,3 @@ def dialog_for(tool_use_id: str, arguments: dict[str, Any]) -> PendingDialog:
     """``request_user_input``'s ``questions[{id, header, question, options[{label,
     description}]}]`` as the dialog the operator sees."""
     return question_dialog(tool_use_id, arguments.get("questions"))
-
-
-def shape_and_members(raw: bytes | memoryview) -> tuple[str, list[str]] | None:
-    """A line's shape (``type``, or ``type:<payload type>`` where payloads have kinds)
-    and its members: envelope keys, ``payload.<key>`` for the payload's."""
-    envelope = object_keys(raw)
-    if envelope is None or "type" not in envelope:
-        return None
-    try:
-        kind = msgspec.json.decode(envelope["type"], type=str)
-    except DECODE_ERRORS:
-        return None
-    names = list(envelope)
-    payload = object_keys(envelope["payload"]) if "payload" in envelope else None
-    if payload is not None:
-        names += [f"payload.{key}" for key in payload]
-        if kind in KINDED and "type" in payload:
-            try:
-                kind += ":" + msgspec.json.decode(payload["type"], type=str)
-            except DECODE_ERRORS:
-                return None
-    return kind, names
-
-
-KINDED = frozenset({"response_item", "event_msg", "retained_context"})

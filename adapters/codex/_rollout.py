@@ -58,27 +58,14 @@ from agentspool.adapters.codex._records import (
     decode_legacy_line,
     decode_line,
     decode_lines,
-    shape_and_members,
     thread_spawn,
 )
+from agentspool.adapters.codex._shapes import shape_members, shape_needle
 from agentspool.adapters.common.jsonl import JsonlFollower, OnLines
 from agentspool.adapters.common.resume import SavedParse, load_state
-from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, TranscriptFacts
 from agentspool.spool.errors import CompressedRolloutError
-
-
-def _needle(shape: str) -> tuple[bytes, ...]:
-    # A rollout written with a space after each colon (the real-world corpus holds some)
-    # is found by the second spelling, not by decoding every line.
-    name = shape.rpartition(":")[2].encode()
-    return b'"type":"%s"' % name, b'"type": "%s"' % name
-
-
-def _members_if(raw: bytes, shape: str) -> list[str] | None:
-    found = shape_and_members(raw)
-    return found[1] if found is not None and found[0] == shape else None
 
 
 class RolloutParser(ItemRecords, EventRecords):
@@ -90,10 +77,29 @@ class RolloutParser(ItemRecords, EventRecords):
         return decode_lines(block)
 
     def _read_block(self, block: memoryview, decoded: list[Any]) -> None:
-        handlers = self._HANDLERS
+        """Every decoded line to its handler. Response items and events, most of a
+        rollout, go straight to their kind's handler once their kind was met
+        (``_response_item``, ``_event_msg`` meet it); the other record types to theirs."""
         self._block, self._decoded, self._lines = block, decoded, None
+        items, events, handlers = self._items_met, self._events_met, self._HANDLERS
         for line in decoded:
-            handlers[type(line)](self, line)
+            record = type(line)
+            if record is ResponseItemLine:
+                item = line.payload
+                read_item = items.get(item.type)
+                if read_item is None:
+                    self._response_item(line)
+                else:
+                    read_item(self, line, item)
+            elif record is EventLine:
+                msg = line.payload
+                read_event = events.get(msg.type)
+                if read_event is None:
+                    self._event_msg(line)
+                else:
+                    read_event(self, line, msg)
+            else:
+                handlers[record](self, line)
         self._block, self._decoded = None, []
 
     def _read_line(self, raw: bytes) -> None:
@@ -108,8 +114,8 @@ class RolloutParser(ItemRecords, EventRecords):
         self._decoded, self._lines = [line], [raw]
         self._HANDLERS[type(line)](self, line)
 
-    _shape_needle = staticmethod(_needle)
-    _shape_members = staticmethod(_members_if)
+    _shape_needle = staticmethod(shape_needle)
+    _shape_members = staticmethod(shape_members)
 
     def _untyped(self, raw: bytes) -> None:
         """A line the typed decode refused: a record type not known here, a known one
@@ -186,7 +192,7 @@ class RolloutParser(ItemRecords, EventRecords):
         self.events.append(
             ev.SessionStarted(
                 how="subagent" if self.agent_id else "transcript",
-                at=epoch_seconds(line.timestamp),
+                at=self._at(line.timestamp),
                 source="transcript:session_meta",
                 epoch=self.thread_id,
             )

@@ -80,8 +80,14 @@ class RolloutState(ParseState):
         """Role → the text of the latest record from a response item, which its UI event
         may repeat next."""
         self._meta_seen = False
-        self._items_checked: set[str] = set()
-        self._events_checked: set[str] = set()
+        self._items_met: dict[str, Any] = {}
+        """Item kind → its handler (``_items.ITEM_READERS``), for each kind met so far:
+        its shape's fields are checked at the first (``_first``)."""
+        self._events_met: dict[str, Any] = {}
+        """The same for event kinds (``_events.EVENT_READERS``)."""
+        self._stamp = ""
+        self._stamp_at = 0.0
+        """The latest stamp turned into evidence time, and that time (``_at``)."""
 
     def _first(self, shape: str) -> None:
         """The first record of a shape known here, met in a decoded block: its fields
@@ -134,11 +140,17 @@ class RolloutState(ParseState):
             )
         )
 
+    def _at(self, stamp: str) -> float:
+        """``stamp`` as evidence time, worked out once for a run of events of one stamp
+        (a call and its output written together: 44 % of the real-world rollouts'
+        events repeat the stamp before them)."""
+        if stamp != self._stamp:
+            self._stamp, self._stamp_at = stamp, epoch_seconds(stamp)
+        return self._stamp_at
+
     def _started(self, stamp: str, turn: str, source: str) -> None:
         self.events.append(
-            ev.TurnStarted(
-                turn_id=turn, at=epoch_seconds(stamp), source=source, epoch=self.thread_id
-            )
+            ev.TurnStarted(turn_id=turn, at=self._at(stamp), source=source, epoch=self.thread_id)
         )
 
     def _stopped(self, stamp: str, turn: str, outcome: Outcome, source: str) -> None:
@@ -146,7 +158,7 @@ class RolloutState(ParseState):
             ev.TurnStopped(
                 turn_id=turn,
                 outcome=outcome,
-                at=epoch_seconds(stamp),
+                at=self._at(stamp),
                 source=source,
                 epoch=self.thread_id,
             )

@@ -195,18 +195,27 @@ class TranscriptView(Generic[P]):
         self.merger = EventMerger()
         self._transcript_seen = 0
         self._spool_seen = 0
+        self._untouched = True
+        """Nothing fed or added since: a follower's reset before its first block (every
+        first read) has nothing to undo, and makes no second parser."""
+
+    def _restart(self) -> None:
+        if not self._untouched:
+            self._reset()
 
     def _feed(self, block: memoryview) -> None:
+        self._untouched = False
         self.parser.feed(block)  # the parser of the moment: a reset replaces it
 
     def read(self) -> None:
         """Parse what the file gained since the last read (all of it if it was replaced)."""
-        self.follower.read(self._feed, self._reset)
+        self.follower.read(self._feed, self._restart)
         self.merger.add("transcript", self.parser.events[self._transcript_seen :])
         self._transcript_seen = len(self.parser.events)
 
     def add_spool(self, events: list[Event]) -> None:
         """The run's hook events for this file (all so far: only the new ones are kept)."""
+        self._untouched = False
         self.merger.add("spool", events[self._spool_seen :])
         self._spool_seen = len(events)
 
