@@ -32,6 +32,7 @@ from agentspool.adapters.codex._records import (
     tool_names,
 )
 from agentspool.adapters.codex._state import RolloutState
+from agentspool.adapters.common.calls import tool_wait
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind
 
@@ -182,13 +183,12 @@ class ItemRecords(RolloutState):
             # form is on screen (docs/providers/codex.md §5.4). Refused at once in Default
             # mode, where its output follows within milliseconds and resolves it.
             self.events.append(
-                ev.InputRequested(
-                    turn_id=turn,
-                    kind="question",
-                    tool_use_id=call_id,
-                    tool_name=name,
-                    tool_input=arguments,
-                    dialog=dialog_for(call_id, arguments),
+                tool_wait(
+                    turn,
+                    call_id,
+                    name,
+                    arguments,
+                    form=dialog_for,
                     at=at,
                     source=source,
                     epoch=self.thread_id,

@@ -20,6 +20,7 @@ import msgspec
 from agentspool.adapters.codex._records import QUESTION_TOOL, dialog_for
 from agentspool.adapters.codex._schema import HOOK_FIELDS
 from agentspool.adapters.common.approved import Asked, approved
+from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import Base, HookFields, HookReader, hook_base
 from agentspool.core import events as ev
@@ -152,16 +153,14 @@ class HookTranslator(HookReader[HookPayload]):
             )
         ]
         if hook.tool_name == QUESTION_TOOL:
-            tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
             out.append(
-                ev.InputRequested(
-                    turn_id=turn,
-                    kind="question",
-                    tool_use_id=hook.tool_use_id,
-                    tool_name=hook.tool_name,
-                    tool_input=tool_input,
+                tool_wait(
+                    turn,
+                    hook.tool_use_id,
+                    hook.tool_name,
+                    hook.tool_input,
+                    form=dialog_for,
                     agent_id=agent,
-                    dialog=dialog_for(hook.tool_use_id, tool_input),
                     **base,
                 )
             )
@@ -176,14 +175,12 @@ class HookTranslator(HookReader[HookPayload]):
             at=base["at"],
             epoch=base["epoch"],
         )
-        tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
         return [
-            ev.InputRequested(
-                turn_id=hook.turn_id,
-                kind="approval",
-                tool_use_id=tool_use_id,
-                tool_name=hook.tool_name,
-                tool_input=tool_input,
+            tool_wait(
+                hook.turn_id,
+                tool_use_id,
+                hook.tool_name,
+                hook.tool_input,
                 agent_id=hook.agent_id,
                 **base,
             )

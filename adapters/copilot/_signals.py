@@ -32,6 +32,7 @@ import glob
 import os
 from typing import Any
 
+from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import HookFields, hook_base
@@ -130,26 +131,9 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         if name == "sessionStart":
             return [ev.SessionStarted(how=hook.source or "new", **common)]
         if name == "permissionRequest":
-            tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
-            return [
-                ev.InputRequested(
-                    kind="approval",
-                    tool_name=hook.tool_name,
-                    tool_input=tool_input,
-                    **common,
-                )
-            ]
+            return [tool_wait("", "", hook.tool_name, hook.tool_input, **common)]
         if name == "preToolUse" and hook.tool_name == QUESTION_TOOL:
-            arguments = hook.tool_args if isinstance(hook.tool_args, dict) else {}
-            return [
-                ev.InputRequested(
-                    kind="question",
-                    tool_name=QUESTION_TOOL,
-                    tool_input=arguments,
-                    dialog=dialog_for("", arguments),
-                    **common,
-                )
-            ]
+            return [tool_wait("", "", QUESTION_TOOL, hook.tool_args, form=dialog_for, **common)]
         if name in _TURN_BOUNDS or hook.tool_name == SHELL_TOOL:
             self._follow_shell_call(name, hook.tool_args)
         if name == "postToolUse":

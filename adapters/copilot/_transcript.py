@@ -26,11 +26,12 @@ the folded input as it stands; the session's own sums (``session.shutdown``'s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
-from agentspool.adapters.common.calls import tool_call
+from agentspool.adapters.common.calls import call_input, tool_call, tool_wait
 from agentspool.adapters.common.lines import LineParser
 from agentspool.adapters.common.resume import RecordLog, SavedParse, load_state
 from agentspool.adapters.common.stamps import epoch_seconds
@@ -138,8 +139,9 @@ class EventsParser(LineParser, RecordLog):
         if self.drift.reads(shape, EVENT_FIELDS) and shape not in self.drift.checked:
             self.drift.check(shape, record.data)
 
-    def _event(self, event: type[Any], at: float, source: str, **fields: Any) -> None:
-        """One event of the record read at ``at`` (``source`` names it), of the session."""
+    def _event(self, event: Callable[..., ev.Event], at: float, source: str, **fields: Any) -> None:
+        """One event of the record read at ``at`` (``source`` names it), of the session:
+        ``event`` is its class, or a builder of it (``tool_wait``)."""
         self.events.append(event(epoch=self.session_id, at=at, source=source, **fields))
 
     def _record(self, record: Record) -> None:
@@ -228,22 +230,20 @@ class EventsParser(LineParser, RecordLog):
     def _tool_started(self, record: Record, at: float, source: str) -> None:
         data = record.data
         call_id, name = _text(data.get("toolCallId")), _text(data.get("toolName"))
-        arguments = data.get("arguments")
-        arguments = arguments if isinstance(arguments, dict) else {}
+        arguments = call_input(data.get("arguments"))
         self._calls[call_id] = (name, arguments)
         turn = self._turn
         self._event(ev.ToolStarted, at, source, turn_id=turn, tool_use_id=call_id, tool_name=name)
         if name == QUESTION_TOOL:
             self._event(
-                ev.InputRequested,
+                tool_wait,
                 at,
                 source,
                 turn_id=turn,
-                kind="question",
-                tool_use_id=call_id,
-                tool_name=name,
-                tool_input=arguments,
-                dialog=dialog_for(call_id, arguments),
+                call_id=call_id,
+                name=name,
+                arguments=arguments,
+                form=dialog_for,
             )
 
     def _tool_finished(self, record: Record, at: float, source: str) -> None:

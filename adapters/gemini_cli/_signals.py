@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters.common.approved import Asked, approved
+from agentspool.adapters.common.calls import call_input, tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import Base, HookFields
@@ -141,13 +142,12 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
 
     def _before_tool(self, hook: _Hook) -> list[ev.Event]:
         self._tools += 1
-        tool_input = hook.payload.tool_input
         call = _Call(
             session=hook.session,
             turn=hook.turn,
             tool_use_id=f"tool-{self._tools}",
             name=hook.payload.tool_name,
-            tool_input=tool_input if isinstance(tool_input, dict) else {},
+            tool_input=call_input(hook.payload.tool_input),
             at=hook.at,
         )
         self._calls.append(call)
@@ -160,7 +160,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
             )
         ]
         if call.name == QUESTION_TOOL:
-            out.append(self._wait(call, "question", hook.at, hook.source))
+            out.append(self._wait(call, hook.at, hook.source))
         return out
 
     def _notification(self, hook: _Hook) -> list[ev.Event]:
@@ -176,7 +176,6 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
                     **hook.base,
                 )
             ]
-        kind = "question" if details.get("type") == "ask_user" else "approval"
         command = details.get("command") if details.get("type") == "exec" else ""
         self._approvals[hook.session] = Asked(
             tool_use_id=asked.tool_use_id,
@@ -185,7 +184,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
             at=hook.at,
             epoch=hook.session,
         )
-        return [self._wait(asked, kind, hook.at, hook.source)]
+        return [self._wait(asked, hook.at, hook.source)]
 
     def _after_tool(self, hook: _Hook) -> list[ev.Event]:
         finished = self._match_finished(hook.session, hook.payload)
@@ -225,15 +224,16 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         "SessionEnd": _session_end,
     }
 
-    def _wait(self, call: _Call, kind: Any, at: float, source: str) -> ev.InputRequested:
-        question = call.name == QUESTION_TOOL
-        return ev.InputRequested(
-            turn_id=call.turn,
-            kind="question" if question else kind,
-            tool_use_id=call.tool_use_id,
-            tool_name=call.name,
-            tool_input=call.tool_input,
-            dialog=dialog_for(call.tool_use_id, call.tool_input) if question else None,
+    def _wait(self, call: _Call, at: float, source: str) -> ev.InputRequested:
+        """The call waiting: a call of ``ask_user`` is the question form (a confirmation of
+        type ``ask_user`` is matched to such a call only: ``_CONFIRMS``)."""
+        form = dialog_for if call.name == QUESTION_TOOL else None
+        return tool_wait(
+            call.turn,
+            call.tool_use_id,
+            call.name,
+            call.tool_input,
+            form=form,
             at=at,
             source=source,
             epoch=call.session,
@@ -281,7 +281,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         return found[0] if found else None
 
     def _match_finished(self, session: str, hook: HookPayload) -> _Call | None:
-        tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
+        tool_input = call_input(hook.tool_input)
         same = [c for c in self._calls if c.session == session and c.name == hook.tool_name]
         exact = [c for c in same if c.tool_input == tool_input]
         found = exact or same

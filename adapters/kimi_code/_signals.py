@@ -23,6 +23,7 @@ import glob
 import os
 from typing import Any
 
+from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import HookFields, hook_base
@@ -82,17 +83,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
             return [ev.SessionStarted(**base)]
         turn = "" if hook.turn_id is None else str(hook.turn_id)
         if name == "PermissionRequest":
-            tool_input = hook.tool_input if isinstance(hook.tool_input, dict) else {}
-            return [
-                ev.InputRequested(
-                    turn_id=turn,
-                    kind="approval",
-                    tool_use_id=hook.tool_call_id,
-                    tool_name=hook.tool_name,
-                    tool_input=tool_input,
-                    **base,
-                )
-            ]
+            return [tool_wait(turn, hook.tool_call_id, hook.tool_name, hook.tool_input, **base)]
         if name == "PermissionResult":
             return [ev.InputResolved(tool_use_id=hook.tool_call_id, **base)]
         return []

@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.adapters.common.calls import tool_call
+from agentspool.adapters.common.calls import tool_call, tool_wait
 from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.jsonl import DECODE_ERRORS
 from agentspool.adapters.common.lines import LineParser
@@ -226,16 +226,8 @@ class WireParser(LineParser):
                 )
             )
         else:
-            self.events.append(
-                ev.InputRequested(
-                    turn_id=turn,
-                    kind="approval",
-                    tool_use_id=call,
-                    tool_name=str(request.get("toolName") or ""),
-                    tool_input=approval_input(request),
-                    **base,
-                )
-            )
+            name = str(request.get("toolName") or "")
+            self.events.append(tool_wait(turn, call, name, approval_input(request), **base))
 
 
 def _stamp(ms: float) -> str:

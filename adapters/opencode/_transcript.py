@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.drift import object_keys
 from agentspool.adapters.common.lines import LineParser
@@ -427,13 +428,12 @@ class TranscriptParser(LineParser):
             )
         if part.tool == QUESTION_TOOL and state.status == "running" and before != "running":
             self.events.append(
-                ev.InputRequested(
-                    turn_id=turn,
-                    kind="question",
-                    tool_use_id=part.callID,
-                    tool_name=part.tool,
-                    tool_input=state.input or {},
-                    dialog=dialog_for(part.callID, state.input),
+                tool_wait(
+                    turn,
+                    part.callID,
+                    part.tool,
+                    state.input,
+                    form=dialog_for,
                     at=_seconds(times.start or stamp),
                     source="transcript:question",
                     **base,

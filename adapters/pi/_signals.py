@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import HookFields
@@ -100,15 +101,7 @@ class SpoolTranslator(ParentAgentHooks[SpoolPayload]):
             self.open_calls.pop(call, None)
             return ev.ToolFinished(turn_id=turn, tool_use_id=call, **common)
         if name == "permission_asked":
-            tool_input = payload.input if isinstance(payload.input, dict) else {}
-            return ev.InputRequested(
-                turn_id=turn,
-                kind="approval",
-                tool_use_id=call,
-                tool_name=payload.tool_name,
-                tool_input=tool_input,
-                **common,
-            )
+            return tool_wait(turn, call, payload.tool_name, payload.input, **common)
         if name == "permission_replied":
             return ev.InputResolved(tool_use_id=call, **common)
         if name == "session_shutdown" and payload.reason == "quit":

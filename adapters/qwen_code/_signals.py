@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from agentspool.adapters.common.calls import call_input, tool_wait
 from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
@@ -71,10 +72,6 @@ class _Asked(msgspec.Struct):
     tool_input: dict[str, Any]
 
 
-def _input_of(tool_input: Any) -> dict[str, Any]:
-    return tool_input if isinstance(tool_input, dict) else {}
-
-
 Handler = Callable[["HookTranslator", HookPayload, Base], list[ev.Event]]
 
 
@@ -108,22 +105,13 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
         return [ev.TurnStarted(turn_id=hook.prompt_id, **base)]
 
     def _permission(self, hook: HookPayload, base: Base) -> list[ev.Event]:
-        tool_input = _input_of(hook.tool_input)
-        self._asked = _Asked(hook.tool_name, tool_input)
-        question = hook.tool_name == QUESTION_TOOL
-        return [
-            ev.InputRequested(
-                turn_id=hook.prompt_id or self._turn,
-                kind="question" if question else "approval",
-                tool_name=hook.tool_name,
-                tool_input=tool_input,
-                dialog=dialog_for("", tool_input) if question else None,
-                **base,
-            )
-        ]
+        name, tool_input = hook.tool_name, call_input(hook.tool_input)
+        self._asked = _Asked(name, tool_input)
+        form = dialog_for if name == QUESTION_TOOL else None
+        return [tool_wait(hook.prompt_id or self._turn, "", name, tool_input, form=form, **base)]
 
     def _pre_tool(self, hook: HookPayload, base: Base) -> list[ev.Event]:
-        out = self._answered(hook.tool_name, _input_of(hook.tool_input), base)
+        out = self._answered(hook.tool_name, call_input(hook.tool_input), base)
         out.append(
             ev.ToolStarted(
                 turn_id=self._turn, tool_use_id=hook.tool_call_id, tool_name=hook.tool_name, **base
@@ -137,7 +125,7 @@ class HookTranslator(ParentAgentHooks[HookPayload]):
     def _post_batch(self, hook: HookPayload, base: Base) -> list[ev.Event]:
         out: list[ev.Event] = []
         for call in hook.tool_calls:
-            out += self._answered(call.tool_name, _input_of(call.tool_input), base)
+            out += self._answered(call.tool_name, call_input(call.tool_input), base)
             out.append(ev.ToolFinished(turn_id=self._turn, tool_use_id=call.tool_call_id, **base))
         return out
 
