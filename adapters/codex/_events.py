@@ -32,18 +32,16 @@ class EventRecords(RolloutState):
     """The handlers of ``event_msg`` records, and of the usage they and
     ``token_usage_record`` carry."""
 
-    def _event_msg(self, line: EventLine) -> None:
+    def _event_msg(self, line: EventLine, msg: EventMsg) -> None:
         """An event whose kind has no handler remembered yet: the first of its kind."""
-        msg = line.payload
         kind = msg.type
-        read = self._events_met.get(kind)
-        if read is None:
-            self._first("event_msg:" + kind)
-            if kind in EVENT_BOOKKEEPING:
-                read = EventRecords._ignored_event
-            else:
-                read = self.EVENT_READERS.get(kind, EventRecords._other_event)
-            self._events_met[kind] = read
+        self._first("event_msg:" + kind)
+        read: EventReader
+        if kind in EVENT_BOOKKEEPING:
+            read = EventRecords._ignored_event
+        else:
+            read = self.EVENT_READERS.get(kind, EventRecords._other_event)
+        self._events_met[kind] = read
         read(self, line, msg)
 
     def _ignored_event(self, line: EventLine, msg: EventMsg) -> None:

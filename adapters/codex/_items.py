@@ -42,10 +42,9 @@ ItemReader = Callable[["ItemRecords", ResponseItemLine, ResponseItem], None]
 class ItemRecords(RolloutState):
     """The handlers of ``response_item`` records."""
 
-    def _response_item(self, line: ResponseItemLine) -> None:
+    def _response_item(self, line: ResponseItemLine, item: ResponseItem) -> None:
         """An item whose kind has no handler remembered yet (the first of its kind), or
         no ``type`` at all: a Responses API input message may leave it out."""
-        item = line.payload
         kind = item.type or ("message" if item.role else "")
         read = self._items_met.get(kind)
         if read is None:

@@ -78,26 +78,20 @@ class RolloutParser(ItemRecords, EventRecords):
 
     def _read_block(self, block: memoryview, decoded: list[Any]) -> None:
         """Every decoded line to its handler. Response items and events, most of a
-        rollout, go straight to their kind's handler once their kind was met
-        (``_response_item``, ``_event_msg`` meet it); the other record types to theirs."""
+        rollout, go straight to their kind's handler, or while their kind was not met yet
+        to ``_response_item``/``_event_msg``, which meet it; the other record types to
+        theirs."""
         self._block, self._decoded, self._lines = block, decoded, None
         items, events, handlers = self._items_met, self._events_met, self._HANDLERS
+        first_item, first_event = ItemRecords._response_item, EventRecords._event_msg
         for line in decoded:
             record = type(line)
             if record is ResponseItemLine:
                 item = line.payload
-                read_item = items.get(item.type)
-                if read_item is None:
-                    self._response_item(line)
-                else:
-                    read_item(self, line, item)
+                items.get(item.type, first_item)(self, line, item)
             elif record is EventLine:
                 msg = line.payload
-                read_event = events.get(msg.type)
-                if read_event is None:
-                    self._event_msg(line)
-                else:
-                    read_event(self, line, msg)
+                events.get(msg.type, first_event)(self, line, msg)
             else:
                 handlers[record](self, line)
         self._block, self._decoded = None, []
@@ -111,8 +105,7 @@ class RolloutParser(ItemRecords, EventRecords):
         except (msgspec.DecodeError, UnicodeDecodeError):
             self.corrupt += 1
             return
-        self._decoded, self._lines = [line], [raw]
-        self._HANDLERS[type(line)](self, line)
+        self._read_block(memoryview(raw), [line])
 
     _shape_needle = staticmethod(shape_needle)
     _shape_members = staticmethod(shape_members)
@@ -135,7 +128,7 @@ class RolloutParser(ItemRecords, EventRecords):
                 self.corrupt += 1
                 return
             self._decoded, self._lines, self._bare = [], [raw], True
-            self._response_item(ResponseItemLine(payload=item))
+            self._response_item(ResponseItemLine(payload=item), item)
             self._bare = False
         elif kind in KNOWN_TYPES:
             self.corrupt += 1  # a known record whose fields do not fit its view
@@ -246,8 +239,6 @@ class RolloutParser(ItemRecords, EventRecords):
         TurnContextLine: _turn_context,
         WorldStateLine: _world_state,
         AgentMetadataLine: _bookkeeping,
-        ResponseItemLine: ItemRecords._response_item,
-        EventLine: EventRecords._event_msg,
         UsageLine: EventRecords._token_usage,
         CompactedLine: _compacted,
         RetainedLine: _retained,
