@@ -30,6 +30,15 @@ class HookFields(msgspec.Struct):
     tool_name: str = ""
 
 
+class CamelHookFields(HookFields, rename="camel"):
+    """``HookFields`` of payloads written camelCase (``sessionId``: Copilot CLI's hooks,
+    Pi's extension), and every field a view adds on them. The shared fields of more than
+    one word are named again: a renaming applies to the fields its class declares."""
+
+    session_id: str = ""
+    tool_name: str = ""
+
+
 Payload = TypeVar("Payload", bound=msgspec.Struct)
 Base = dict[str, Any]
 """The fields every event of a record shares: ``at``, ``source``, ``epoch``."""

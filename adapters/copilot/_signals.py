@@ -35,7 +35,7 @@ from typing import Any
 from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields, hook_base
+from agentspool.adapters.common.translator import CamelHookFields, hook_base
 from agentspool.adapters.copilot._schema import HOOK_FIELDS
 from agentspool.adapters.copilot._transcript import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.core import events as ev
@@ -54,10 +54,7 @@ def transcript_of(home: str, session_id: str) -> str:
     return os.path.join(home, "session-state", session_id, "events.jsonl")
 
 
-class HookPayload(HookFields, rename="camel"):
-    # The shared fields named again so that they, too, are read camelCase (``sessionId``).
-    session_id: str = ""
-    tool_name: str = ""
+class HookPayload(CamelHookFields):
     transcript_path: str = ""
     tool_input: Any = None
     tool_args: Any = None

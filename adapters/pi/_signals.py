@@ -26,7 +26,7 @@ from typing import Any
 from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
-from agentspool.adapters.common.translator import HookFields
+from agentspool.adapters.common.translator import CamelHookFields
 from agentspool.adapters.pi._schema import SPOOL_FIELDS
 from agentspool.core import events as ev
 from agentspool.spool.read import SpoolRecord
@@ -34,10 +34,7 @@ from agentspool.spool.read import SpoolRecord
 _OUTCOMES: dict[str, Any] = {"aborted": "interrupted", "error": "failed"}
 
 
-class SpoolPayload(HookFields, rename="camel"):
-    # The shared fields named again so that they, too, are read camelCase (``sessionId``).
-    session_id: str = ""
-    tool_name: str = ""
+class SpoolPayload(CamelHookFields):
     session_file: str = ""
     tool_call_id: str = ""
     args: Any = None
