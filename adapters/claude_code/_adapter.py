@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentspool.adapters.claude_code import _install, _lifecycle, _signals
-from agentspool.adapters.claude_code._records import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.claude_code._records import DIALOG_TOOLS, FORMS
 from agentspool.adapters.claude_code._transcript import HistoryParser, TranscriptParser
 from agentspool.adapters.common import declarer
 from agentspool.adapters.common.install import HookInstaller
@@ -78,7 +78,7 @@ def _complete(
     name, tool_input = open_tools[tool_use_id]
     dialog = pending.dialog
     if name in DIALOG_TOOLS and (dialog is None or not dialog.prompt):
-        dialog = dialog_for(name, tool_use_id, tool_input)
+        dialog = FORMS[name](tool_use_id, tool_input)
     kind = "question" if name in DIALOG_TOOLS else pending.kind
     return msgspec.structs.replace(
         pending,

@@ -13,6 +13,7 @@ import msgspec
 from agentspool.adapters.claude_code._records import (
     DECODE_ERRORS,
     DIALOG_TOOLS,
+    FORMS,
     INTERRUPT_PREFIX,
     SPAWNS_KEPT,
     TASK_ID,
@@ -22,14 +23,13 @@ from agentspool.adapters.claude_code._records import (
     Block,
     Line,
     decode_launch,
-    dialog_for,
     digest,
     error_text,
     presentation,
     text_of,
 )
 from agentspool.adapters.claude_code._state import TranscriptState
-from agentspool.adapters.common.calls import tool_call
+from agentspool.adapters.common.calls import tool_call, tool_wait
 from agentspool.adapters.common.stamps import epoch_seconds
 from agentspool.core import events as ev
 from agentspool.core.seam import Message, MessageKind, Usage, Visibility
@@ -248,15 +248,14 @@ class ConversationRecords(TranscriptState):
             # The tool's execution *is* the dialog: while it has no result, the
             # question/plan is on screen (docs/providers/claude-code.md §3.3).
             self._emit(
-                ev.InputRequested(
-                    turn_id=self.turn,
-                    kind="question",
-                    tool_use_id=tool_use_id,
-                    tool_name=name,
-                    tool_input=tool_input,
+                tool_wait(
+                    self.turn,
+                    tool_use_id,
+                    name,
+                    tool_input,
+                    form=FORMS[name],
                     at=at,
                     source="transcript:tool_use",
-                    dialog=dialog_for(name, tool_use_id, tool_input),
                 )
             )
         return record

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, get_args, get_origin
 
 import msgspec
 
+from agentspool.adapters.common.calls import FormReader
 from agentspool.adapters.common.dialogs import question_dialog
 from agentspool.adapters.common.drift import object_keys
 from agentspool.core.seam import PendingDialog, Usage
@@ -65,7 +66,6 @@ SPAWNS_KEPT = 64
 INTERRUPT_PREFIX = "[Request interrupted by user"
 TASK_NOTIFICATION = "<task-notification>"
 TASK_ID = re.compile(r"<task-id>([^<]+)</task-id>")
-DIALOG_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 PRESENTATION = {
     "Bash": "shell",
     "BashOutput": "shell",
@@ -326,12 +326,20 @@ def text_of(content: str | list[Part] | None) -> str:
     return "\n".join(p.text for p in content if p.text)
 
 
-def dialog_for(tool_name: str, tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
-    if tool_name == "ExitPlanMode":
-        return PendingDialog(
-            kind="plan_approval", tool_use_id=tool_use_id, prompt=str(tool_input.get("plan", ""))
-        )
+def _question_form(tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
     return question_dialog(tool_use_id, tool_input.get("questions"))
+
+
+def _plan_form(tool_use_id: str, tool_input: dict[str, Any]) -> PendingDialog:
+    return PendingDialog(
+        kind="plan_approval", tool_use_id=tool_use_id, prompt=str(tool_input.get("plan", ""))
+    )
+
+
+FORMS: dict[str, FormReader] = {"AskUserQuestion": _question_form, "ExitPlanMode": _plan_form}
+"""The tools whose call is a dialog on screen while it runs, each with the dialog its
+input makes."""
+DIALOG_TOOLS = frozenset(FORMS)
 
 
 def usage_of(api: ApiUsage) -> Usage:

@@ -12,13 +12,14 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from agentspool.adapters.claude_code._records import DIALOG_TOOLS, dialog_for
+from agentspool.adapters.claude_code._records import FORMS
 from agentspool.adapters.claude_code._schema import (
     HOOK_FIELDS,
     NATIVE_FIELDS,
     NATIVE_STATUSES,
     NATIVE_WAITS,
 )
+from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.drift import DriftCounter, object_keys
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import Base, HookFields, HookReader, hook_base
@@ -103,20 +104,14 @@ class HookTranslator(HookReader[HookPayload]):
         if self._print_mode():
             return []  # -p denies at once, no dialog: docs/providers/claude-code.md §3.5
         tool_use_id = self._match(hook)
-        tool_input = hook.tool_input or {}
-        kind: Literal["approval", "question"] = (
-            "question" if hook.tool_name in DIALOG_TOOLS else "approval"
-        )
-        dialog = dialog_for(hook.tool_name, tool_use_id, tool_input) if kind == "question" else None
         return [
-            ev.InputRequested(
-                turn_id=turn,
-                kind=kind,
-                tool_use_id=tool_use_id,
-                tool_name=hook.tool_name,
-                tool_input=tool_input,
+            tool_wait(
+                turn,
+                tool_use_id,
+                hook.tool_name,
+                hook.tool_input,
+                form=FORMS.get(hook.tool_name),
                 agent_id=hook.agent_id,
-                dialog=dialog,
                 **base,
             )
         ]
