@@ -101,8 +101,6 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         live_signals=True,
         native_status=True,
         install_scopes=("user", "project"),
-        discovers_sessions=True,
-        resumes_transcripts=True,
         # ``message.id`` is the Anthropic API's: 1.0.x ``--continue`` copies a response
         # into the new file stamped with the time of the copy (docs/providers/claude-code.md §9).
         unique_response_ids=True,

@@ -69,7 +69,6 @@ from agentspool.core.events import Event, InputRequested
 from agentspool.core.seam import (
     Capabilities,
     Chat,
-    Installer,
     Message,
     Session,
     Spawn,
@@ -200,11 +199,9 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         live_signals=True,
         hook_trust=True,
         install_scopes=("user",),
-        discovers_sessions=True,
-        resumes_transcripts=True,
     )
     executable: ClassVar[str] = "codex"
-    installer: ClassVar[Installer | None] = HookInstaller.of(_install)
+    installer = HookInstaller.of(_install)
 
     # The optional parts this adapter is itself (core/seam.py).
     trust_gate = discovery = session_files = history = lifecycle = hand_started = ITSELF

@@ -32,6 +32,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, overload
 
+import msgspec
+
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.core.compose import compose_chat
 from agentspool.core.events import Event, InputRequested
@@ -299,8 +301,19 @@ ITSELF = Itself()
 class DeclaredAdapter:
     """What every adapter here declares alike (core/seam.py): no installer and no
     optional part until a subclass names one (``discovery = ITSELF``, ``installer =
-    ...``), and ``setup``, which refuses ``trust="config"`` without a trust gate before
-    the subclass arms the run (``_arm``)."""
+    ...``), the capabilities that are the presence of a part (``discovers_sessions``,
+    ``resumes_transcripts``) said by the part alone, and ``setup``, which refuses
+    ``trust="config"`` without a trust gate before the subclass arms the run (``_arm``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("capabilities")
+        if declared is not None:
+            cls.capabilities = msgspec.structs.replace(
+                declared,
+                discovers_sessions=cls.discovery is not None,
+                resumes_transcripts=cls.history is not None,
+            )
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]

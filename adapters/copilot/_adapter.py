@@ -54,9 +54,6 @@ class Copilot(ParentAgentAdapter[_signals.HookTranslator, EventsParser]):
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True,
         install_scopes=("user",),
-        discovers_sessions=True,
-        resumes_transcripts=True,
-        unique_response_ids=False,
     )
     executable: ClassVar[str] = "copilot"
     arm_run = _lifecycle.setup

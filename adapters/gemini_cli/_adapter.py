@@ -86,7 +86,6 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
         live_signals=True,
         attests_supersession=True,
         install_scopes=("user",),
-        discovers_sessions=True,
     )
     executable: ClassVar[str] = "gemini"
     hook_translator = _signals.HookTranslator

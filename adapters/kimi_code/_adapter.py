@@ -45,9 +45,7 @@ class KimiCode(ParentAgentAdapter[HookTranslator, WireParser]):
     for what it re-laid out); ``setup`` requires them and names the run in the env."""
 
     name: ClassVar[str] = "kimi-code"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        live_signals=True, install_scopes=("user",), discovers_sessions=True
-    )
+    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, install_scopes=("user",))
     executable: ClassVar[str] = "kimi"
     hook_translator = HookTranslator
     installer = HookInstaller.of(_install)

@@ -108,7 +108,6 @@ class OpenCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         live_signals=True,
         attests_supersession=True,
         install_scopes=("user", "project"),
-        discovers_sessions=True,
     )
     executable: ClassVar[str] = "opencode"
     arm_run = _lifecycle.setup

@@ -75,8 +75,6 @@ class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
     capabilities: ClassVar[Capabilities] = Capabilities(
         live_signals=True,
         install_scopes=("user", "project"),
-        discovers_sessions=True,
-        unique_response_ids=False,
     )
     executable: ClassVar[str] = "pi"
     arm_run = _lifecycle.setup

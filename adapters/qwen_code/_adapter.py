@@ -61,9 +61,7 @@ class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     layer of the run's own, or installed once by ``_install``."""
 
     name: ClassVar[str] = "qwen-code"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        live_signals=True, install_scopes=("user",), discovers_sessions=True
-    )
+    capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, install_scopes=("user",))
     executable: ClassVar[str] = "qwen"
     arm_run = _lifecycle.setup
     hook_translator = _signals.HookTranslator
