@@ -137,7 +137,8 @@ def usage_parses(
     done: set[int] = set()
     try:
         if cores >= 2 and len(jobs) >= 2 and total >= POOL_MIN_BYTES:
-            shares = _shares(order, [jobs[n][2] for n in range(len(jobs))], cores)
+            sizes = [size for _, _, size in jobs]
+            shares = _shares(order, sizes, min(cores, len(jobs)))
             for n, parsed in _forked(shares):
                 done.add(n)
                 yield n, parsed
@@ -176,7 +177,12 @@ def _forked(shares: list[list[int]]) -> Iterator[tuple[int, UsageParse]]:
     try:
         for share in shares:
             read, write = os.pipe()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no process to be had (EAGAIN): this share is done here
+                os.close(read)
+                os.close(write)
+                break
             if pid == 0:
                 os.close(read)
                 _work(share, write)

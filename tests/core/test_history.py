@@ -699,3 +699,20 @@ def test_a_worker_that_dies_loses_no_file(
     with SessionStore(":memory:") as clean:
         index_history(clean, [fresh("claude-code")], usage_first=True, workers=1)
         assert _usage_of(store, read_by_usage=True) == _usage_of(clean, read_by_usage=True)
+
+
+def test_a_worker_that_cannot_be_started_leaves_its_files_to_this_process(
+    store: SessionStore, laid: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No process to be had (fork fails with EAGAIN): every file is read in process."""
+    monkeypatch.setattr(usage_first, "POOL_MIN_BYTES", 0)
+
+    def no_process() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(usage_first.os, "fork", no_process)
+    report = index_history(store, adapters(), usage_first=True, workers=2)
+    assert (report.new, report.failed) == (len(laid), 0)
+    with SessionStore(":memory:") as clean:
+        index_history(clean, adapters(), usage_first=True, workers=1)
+        assert _usage_of(store, read_by_usage=True) == _usage_of(clean, read_by_usage=True)
