@@ -55,6 +55,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from types import TracebackType
 
+import msgspec
+
 from agentspool.core.runs import TITLE_CHARS
 from agentspool.core.seam import Message
 from agentspool.core.store_db import (
@@ -483,15 +485,8 @@ class SessionStore:
         Each API message's usage counts once: dedupe by ``(session, message_id)``."""
         found = self.usage_by_session(sessions)
         for session in sorted(found):
-            for r in found[session]:
-                yield UsageRecord(
-                    session=session,
-                    seq=r.seq,
-                    timestamp=r.timestamp,
-                    model=r.model,
-                    message_id=r.message_id,
-                    usage=r.usage,
-                )
+            for kept in found[session]:
+                yield UsageRecord(session=session, **msgspec.structs.asdict(kept))
 
     def usage_by_session(self, sessions: Iterable[int] | None = None) -> dict[int, list[KeptUsage]]:
         """``usage_records`` by session (every session with any), each in ``seq`` order."""

@@ -241,11 +241,13 @@ class _Days:
         self._by_minute: dict[str, tuple[dt.date, str, dt.date]] = {}
 
     def of(self, stamp: str) -> tuple[dt.date, str, dt.date] | None:
+        moment = _moment(stamp) if stamp else None
+        if moment is None:
+            return None
         minute = stamp[:16] if stamp[-1:] == "Z" and stamp[13:14] == ":" else ""
         known = self._by_minute.get(minute) if minute else None
-        moment = _moment(stamp) if stamp else None
-        if moment is None or known is not None:
-            return known if moment is not None else None
+        if known is not None:
+            return known
         # No zone: the machine's rules for that moment (its offset then, DST and all).
         day = moment.astimezone(self._tz).date()
         days = (day, day.isoformat(), moment.astimezone(dt.UTC).date())

@@ -333,14 +333,7 @@ class _Scan:
         except DECODE_ERRORS:
             return False
         reader = self.reader
-        carriers = reader.carriers
         for line_start, line in zip(starts, lines, strict=True):
-            msg = line.message
-            if line.type == "assistant" and msg is not None and msg.usage is not None:
-                # Most lines of a response repeat its usage: nothing to read there.
-                carried = carriers.get(msg.id or "")
-                if carried is not None and carried[1] == msg.usage:
-                    continue
             reader.lines = line_start
             reader.read_middle(line)
         return True
