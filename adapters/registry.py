@@ -86,9 +86,9 @@ _loaded: dict[str, Adapter] = {}
 def entry_points(group: str) -> dict[str, str]:
     """``name → value`` of the entry points in ``group`` that ``importlib.metadata.
     entry_points(group=group)`` gives: those of the distributions whose ``.dist-info``
-    or ``.egg-info`` folder is in a folder on ``sys.path``, the first distribution of a
-    name winning. A path entry that is a file (a zip of packages) is left to
-    ``importlib.metadata``."""
+    or ``.egg-info`` folder is in a folder on ``sys.path`` (of two distributions of one
+    project, the first on the path; of two entry points of one name, the last). A path
+    entry that is a file (a zip of packages) is left to ``importlib.metadata``."""
     if any(os.path.isfile(entry) for entry in sys.path):
         from importlib.metadata import entry_points as found
 
