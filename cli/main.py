@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import agentspool
 from agentspool import AgentspoolError
 from agentspool.cli import options
-from agentspool.cli.output import say
+from agentspool.cli.output import say, stdout_gone
 from agentspool.errors import exit_code
 
 COMMANDS = {
@@ -141,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = words  # what a kept answer is keyed on (``usage_kept``, ADR 0043)
     try:
         code: int = args.func(args)
+        sys.stdout.flush()  # here, where the reader leaving is seen, not at the exit
+    except BrokenPipeError:
+        stdout_gone()  # `agentspool … | head`: the reader left; done, not an error
+        return options.EXIT_OK
     except (AgentspoolError, OSError) as exc:
         say(f"agentspool: {exc}", file=sys.stderr)
         return exit_code(exc)

@@ -431,3 +431,26 @@ def test_every_command_is_handled_by_the_room_the_table_names():
     folder = Path(__file__).resolve().parent.parent / "cli" / "commands"
     assert set(TABLE.values()) == {p.stem for p in folder.glob("*.py")} - {"__init__"}
     assert sorted(sub.choices) == sorted([*COMMANDS, "install", "uninstall", "serve", "doctor"])
+
+
+@pytest.mark.parametrize("argv", [["usage", "--json"], ["ls", "--json"], ["sweep", "--json"]])
+def test_a_reader_that_leaves_before_any_output_ends_every_command_quietly(
+    runtime_dir: str, argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``agentspool … | head`` whose reader is gone before the command writes: not an
+    error, nothing on stderr (``show`` and ``watch`` said so on their own; the one error
+    boundary now says it for every command, the interpreter's flush at exit included)."""
+    monkeypatch.setenv("AGENTSPOOL_RUNTIME_DIR", runtime_dir)
+    read, write = os.pipe()
+    os.close(read)  # the reader has left
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentspool.cli.main", *argv],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, b"")
