@@ -9,7 +9,7 @@ import sys
 import agentspool
 from agentspool.cli import options
 from agentspool.cli.commands.index import index_quietly
-from agentspool.cli.output import drift_warning, print_json_by_item, stdout_gone
+from agentspool.cli.output import drift_warning, print_json_by_item
 
 LINES = 6
 """``show --lines``: lines shown of each tool result, thinking block and summary."""
@@ -63,14 +63,11 @@ def run(args: argparse.Namespace) -> int:
     view = agentspool.show_session(args.session, include_inactive=args.include_inactive)
     if view.chat.drift:
         print(drift_warning(view.provider, view.session.session_id, view.chat), file=sys.stderr)
-    try:
-        if args.json:
-            print_json_by_item(view.detail)
-        else:
-            from agentspool.cli.render.session import print_view  # rich: only when drawing
+    # A reader that leaves (``show | head``) is the error boundary's (``cli/main.py``).
+    if args.json:
+        print_json_by_item(view.detail)
+    else:
+        from agentspool.cli.render.session import print_view  # rich: only when drawing
 
-            print_view(view, lines=args.lines, pager=args.pager)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        stdout_gone()
+        print_view(view, lines=args.lines, pager=args.pager)
     return options.EXIT_OK

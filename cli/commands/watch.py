@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, get_args
 
 import agentspool
 from agentspool.cli import options
-from agentspool.cli.output import install_warning, stdout_gone
+from agentspool.cli.output import install_warning
 
 if TYPE_CHECKING:
     from agentspool.cli.watch import Follower
@@ -99,18 +99,15 @@ def _follow(args: argparse.Namespace, follower: Follower) -> int:
             sys.stdout.buffer.write(line)
             sys.stdout.buffer.flush()
 
-        try:
-            return watch.follow_lines(
-                follower,
-                once=args.once,
-                duration=args.duration,
-                bell=args.bell,
-                on_wait=args.on_wait,
-                write=write,
-            )
-        except BrokenPipeError:
-            stdout_gone()  # `watch | head -1`
-            return options.EXIT_OK
+        # A reader that leaves (``watch | head -1``) is the error boundary's (cli/main.py).
+        return watch.follow_lines(
+            follower,
+            once=args.once,
+            duration=args.duration,
+            bell=args.bell,
+            on_wait=args.on_wait,
+            write=write,
+        )
     from agentspool.cli._watch_app import WatchApp  # Textual: only this command pays for it
 
     app = WatchApp(follower, bell=args.bell, on_wait=args.on_wait, warning=warning)
