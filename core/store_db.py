@@ -12,7 +12,7 @@ from typing import Any
 
 from agentspool.core.runs import TITLE_CHARS, prompt_title
 from agentspool.core.seam import Message, TranscriptFacts
-from agentspool.core.store_rows import FileCursor, _row, epoch_of
+from agentspool.core.store_rows import FileCursor, Span, _row, epoch_of
 from agentspool.core.store_schema import _UPSERT, MAX_SEQ
 from agentspool.spool.errors import StoreError
 
@@ -126,10 +126,7 @@ class Ingest:
         """The file's cursor as stored when the transaction began (``None``: never read)."""
         self.written = 0
         self._title = ""
-        # (seq, timestamp) of the written records with a time that come first and last
-        # in the file (ADR 0057: a session's span is in file order).
-        self._first: tuple[int, str] | None = None
-        self._last: tuple[int, str] | None = None
+        self._span = Span()
         self._fresh = False
 
     def start_over(self) -> None:
@@ -146,12 +143,7 @@ class Ingest:
                 raise StoreError(self._path, f"record seq {message.seq} out of range")
             if not self._title:
                 self._title = prompt_title(message)
-            stamp, seq = message.timestamp, message.seq
-            if stamp:
-                if self._first is None or seq < self._first[0]:
-                    self._first = (seq, stamp)
-                if self._last is None or seq >= self._last[0]:
-                    self._last = (seq, stamp)
+            self._span.see(message.seq, message.timestamp)
         cursor = self._db.executemany(_UPSERT, [_row(self.session, m) for m in records])
         self.written += max(cursor.rowcount, 0)
 
@@ -167,8 +159,9 @@ class Ingest:
                 "DELETE FROM records WHERE session = ? AND seq > ?", (self.session, count)
             )
             self.written += max(gone.rowcount, 0)
-        started = epoch_of(self._first[1]) if self._first else 0.0
-        last_seq, updated = (self._last[0], epoch_of(self._last[1])) if self._last else (0, 0.0)
+        first, last = self._span.stamps()
+        started, updated = epoch_of(first), epoch_of(last)
+        last_seq = self._span.last[0] if self._span.last else 0
         if facts.title:  # the CLI's own title of the session wins over its first prompt
             self._title = " ".join(facts.title.split())[:TITLE_CHARS]
         if self._fresh:

@@ -16,6 +16,7 @@ __all__ = [
     "FileCursor",
     "KeptUsage",
     "SearchHit",
+    "Span",
     "StoredSession",
     "UsageParse",
     "UsageRecord",
@@ -86,6 +87,30 @@ def _message(row: tuple[Any, ...]) -> Message:
     if fields["usage"] is not None:
         fields["usage"] = _decode_usage(fields["usage"])
     return Message(**fields)
+
+
+class Span:
+    """A session's span as its records come (ADR 0057): the first and the last record
+    with a time in file order, by ``seq`` — a record handed out again (its usage
+    restated) keeps its place."""
+
+    __slots__ = ("first", "last")
+
+    def __init__(self) -> None:
+        self.first: tuple[int, str] | None = None
+        self.last: tuple[int, str] | None = None
+        """``(seq, timestamp)`` of each end; ``None`` while no record has a time."""
+
+    def see(self, seq: int, stamp: str) -> None:
+        if stamp:
+            if self.first is None or seq < self.first[0]:
+                self.first = (seq, stamp)
+            if self.last is None or seq >= self.last[0]:
+                self.last = (seq, stamp)
+
+    def stamps(self) -> tuple[str, str]:
+        """The first and the last timestamp (``""`` for none)."""
+        return (self.first[1] if self.first else "", self.last[1] if self.last else "")
 
 
 def epoch_of(stamp: str) -> float:

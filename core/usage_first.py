@@ -29,7 +29,7 @@ import msgspec
 from agentspool.core.runs import prompt_title
 from agentspool.core.seam import Adapter, ResumedParse, UsageView
 from agentspool.core.store import UsageParse
-from agentspool.core.store_rows import encode_usage_rows
+from agentspool.core.store_rows import Span, encode_usage_rows
 from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
 
@@ -49,28 +49,23 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
     time, in file order: ADR 0057)."""
     kept: dict[int, tuple[int, str, str, str, msgspec.Struct]] = {}
     title = ""
-    first: tuple[int, str] | None = None  # (seq, timestamp): the span in file order
-    last: tuple[int, str] | None = None
+    span = Span()
     while True:
         before = parse.offset
         for m in parse.read(chunk):
             if not title:
                 title = prompt_title(m)
-            stamp = m.timestamp
-            if stamp:
-                if first is None or m.seq < first[0]:
-                    first = (m.seq, stamp)
-                if last is None or m.seq >= last[0]:
-                    last = (m.seq, stamp)
+            span.see(m.seq, m.timestamp)
             if m.usage is not None:
-                kept[m.seq] = (m.seq, stamp, m.model, m.message_id, m.usage)
+                kept[m.seq] = (m.seq, m.timestamp, m.model, m.message_id, m.usage)
         if parse.offset == before:
             break
+    first, last = span.stamps()
     return UsageView(
         rows=[kept[seq] for seq in sorted(kept)],  # type: ignore[misc]
         facts=parse.facts(),
-        first=first[1] if first else "",
-        last=last[1] if last else "",
+        first=first,
+        last=last,
         title=title,
         count=parse.count,
     )
