@@ -3,7 +3,8 @@
 This module is on every agent's critical path (the CLI waits for each hook), so it
 imports only interpreter built-ins that a bare ``python -I -S`` has already loaded or
 that cost well under a millisecond: ``posix`` rather than ``os`` (``os`` alone costs
-~1 ms of a ~8 ms budget), ``time``, and ``binascii`` for the CRC of a long record only.
+~1 ms of a ~8 ms budget), ``time``, and ``binascii`` for the CRC of a long record only
+(of every record where it is built into the interpreter).
 No pathlib, re, json or typing (``tests/hooks/test_import_budget.py``).
 
 Atomicity: a record is built in memory and handed to one ``write(2)`` on an
@@ -13,7 +14,12 @@ kill) leaves a torn record that readers skip by its length and CRC.
 """
 
 import posix
+import sys
 import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
 
 # Payloads above this are cut to head + tail: adapters need the identifying fields,
 # which agent CLIs put before (session, tool name/input) or after (tool_use_id,
@@ -36,12 +42,13 @@ PROVIDER_FILE = "provider"
 the environment checks it (``hooks/_entry.py``)."""
 RUNTIME_FAULT_LOG = "faults.log"
 
-SHORT_RECORD = 4096
-"""A header or payload up to this many bytes is checksummed by ``_crc32``'s loop:
-binascii is a shared library, and loading it cost ~0.4 ms, 5 % of the bare interpreter
-the hook is measured against (benchmarks/hooks.py), where the loop costs ~70 µs per KB
-(CPython 3.11, this machine). Most hook payloads are a few hundred bytes; a longer
-one (a tool's output) is worth the load."""
+SHORT_RECORD = 1536
+"""A header or payload up to this many bytes is checksummed by ``_crc32``'s loop, unless
+binascii is built into the interpreter (Debian's Python: then it costs nothing). Where
+binascii is a shared library (pyenv and python.org builds) loading it costs ~0.18 ms
+(``_binascii``), where the loop costs ~0.1 ms per KB (CPython 3.11, this machine). Most
+hook payloads are a few hundred bytes; a longer one (a tool's output) is worth the load."""
+_BINASCII_BUILT_IN = "binascii" in sys.builtin_module_names
 # fmt: off
 _CRC_TABLE = (
     0x00000000, 0x77073096, 0xEE0E612C, 0x990951BA, 0x076DC419, 0x706AF48F,
@@ -93,15 +100,41 @@ _CRC_TABLE = (
 
 def _crc32(data: bytes, crc: int = 0) -> int:
     """``binascii.crc32(data, crc)``, without loading binascii for a short ``data``."""
-    if len(data) > SHORT_RECORD:
-        import binascii  # here: loaded only for a long record (SHORT_RECORD)
-
-        return binascii.crc32(data, crc)
+    if _BINASCII_BUILT_IN or len(data) > SHORT_RECORD:
+        checksum: int = _binascii().crc32(data, crc)
+        return checksum
     crc ^= 0xFFFFFFFF
     table = _CRC_TABLE
     for byte in data:
         crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
+
+
+def _binascii() -> "ModuleType":
+    """binascii. A shared library is loaded from the interpreter's ``lib-dynload`` by its
+    path: ``import binascii`` first listed every ``sys.path`` directory before that one,
+    ~0.15 ms of the ~0.33 ms the import cost a hook (pyenv's CPython 3.11). Anything
+    unexpected (no ``lib-dynload`` entry, another file name) falls back to the import."""
+    if _BINASCII_BUILT_IN or "binascii" in sys.modules:
+        import binascii  # built in, or loaded: a dict lookup
+
+        return binascii
+    try:
+        import _imp  # built in and already loaded by the interpreter
+
+        [directory] = [entry for entry in sys.path if entry.endswith("/lib-dynload")]
+        path = f"{directory}/binascii{_imp.extension_suffixes()[0]}"
+        # importlib.util's spec_from_file_location and module_from_spec, where they live
+        # before importlib (~0.1 ms more) is imported.
+        spec = sys.modules["_frozen_importlib_external"].spec_from_file_location("binascii", path)
+        module: ModuleType = sys.modules["_frozen_importlib"].module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["binascii"] = module
+        return module
+    except Exception:  # noqa: BLE001 - any surprise: the import system's own search
+        import binascii
+
+        return binascii
 
 
 MAX_RUN_ID = 128

@@ -2,18 +2,20 @@
 
 A hook costs about what the bare interpreter costs only while it imports (almost)
 nothing: msgspec, filelock, json, typing, re and pathlib each cost milliseconds to tens
-of milliseconds (`python -X importtime`; ADR 0004). This runs the hook's own bootstrap — the same
-interpreter flags, the same ``sys.path`` insertion, the same ``main`` call with a real
-payload — then prints what got imported.
+of milliseconds (`python -X importtime`; ADR 0004). This runs the hook's own bootstrap (the
+command ``setup`` renders, with a real payload) and then prints what got imported.
 """
 
 from __future__ import annotations
 
+import ast
 import shlex
 import subprocess
 import sys
 
 import pytest
+
+from agentspool.adapters.common.commands import hook_argv
 
 FORBIDDEN = {"msgspec", "filelock", "json", "typing", "re", "pathlib", "os"}
 # What the hook may add to a bare ``python -I -S``: our own modules and two built-ins.
@@ -27,13 +29,14 @@ ALLOWED_EXTRA = {
     "_signal",
 }
 
-_PROBE = (
-    "import sys\n"
-    "sys.path.insert(0,sys.argv[1])\n"
-    "from agentspool.hooks.{module} import main\n"
-    "rc = main(sys.argv[2:])\n"
-    "sys.stderr.write(repr(rc) + '\\n' + '\\n'.join(sorted(sys.modules)))\n"
+_EXIT = ";import posix;posix._exit(0)"
+_REPORT = (
+    ";sys.stderr.write(repr((sys.path, [getattr(sys.modules[p], '__file__', None) "
+    "for p in ('agentspool', 'agentspool.hooks', 'agentspool.spool')])) + '\\n')"
+    ";sys.stderr.write('\\n'.join(sorted(sys.modules)))" + _EXIT
 )
+"""Put in the hook's own bootstrap before its exit: where it looked for modules, whether
+the three packages' ``__init__`` files ran, and what it loaded."""
 
 
 def _modules(argv: list[str]) -> set[str]:
@@ -49,18 +52,23 @@ def test_hook_main_loads_no_costly_module(claude_run, module):
     bare = _modules(
         [interpreter, *flags, "-c", "import sys; sys.stderr.write('\\n'.join(sorted(sys.modules)))"]
     )
-    args = [claude_run.runtime_dir, claude_run.run_id, "PostToolUse"]
+    argv = hook_argv(module, "PostToolUse", claude_run.runtime_dir, claude_run.run_id)
+    assert argv[4].count(_EXIT) == 1
+    argv[4] = argv[4].replace(_EXIT, _REPORT)
     probe = subprocess.run(
-        [interpreter, *flags, "-c", _PROBE.format(module=module), root, *args],
+        argv,
         input=b'{"tool_name":"Bash","tool_response":{"stdout":"hi"}}',
         capture_output=True,
         check=True,
         cwd="/",
         env={},
     )
-    rc, *loaded = probe.stderr.decode().split("\n")
-    assert (rc, probe.stdout) == ("0", b"")
+    report, *loaded = probe.stderr.decode().split("\n")
+    assert probe.stdout == b""
     assert [r.event for r in claude_run.records()] == ["PostToolUse"]  # main really ran
+    # The packages are bare modules: no __init__ ran, the root was never on sys.path.
+    path, init_files = ast.literal_eval(report)
+    assert (root in path, init_files) == (False, [None, None, None])
     assert FORBIDDEN & set(loaded) == set()
     assert set(loaded) - bare - {f"agentspool.hooks.{module}"} <= ALLOWED_EXTRA
     assert sys.executable == interpreter
