@@ -7,5 +7,6 @@ adapter needs it to find the native status file ``~/.claude/sessions/<pid>.json`
 from agentspool.hooks._entry import run
 
 
-def main(argv: list[str]) -> int:
-    return run(argv, "CLAUDE_PID", provider="claude-code")
+def main(argv: list[str]) -> None:
+    """Records the event and ends the process (``run``)."""
+    run(argv, "CLAUDE_PID", provider="claude-code")

@@ -8,5 +8,6 @@ execs the command. The adapter watches that process's children for an approved c
 from agentspool.hooks._entry import run
 
 
-def main(argv: list[str]) -> int:
-    return run(argv, agent_is_parent=True, provider="codex", daemon=True)
+def main(argv: list[str]) -> None:
+    """Records the event and ends the process (``run``)."""
+    run(argv, agent_is_parent=True, provider="codex", daemon=True)

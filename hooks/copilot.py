@@ -8,5 +8,6 @@ parent past that shell is the agent.
 from agentspool.hooks._entry import run
 
 
-def main(argv: list[str]) -> int:
-    return run(argv, agent_is_parent=True, provider="copilot")
+def main(argv: list[str]) -> None:
+    """Records the event and ends the process (``run``)."""
+    run(argv, agent_is_parent=True, provider="copilot")

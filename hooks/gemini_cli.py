@@ -10,5 +10,6 @@ each hook through a shell that execs the one-command line.
 from agentspool.hooks._entry import run
 
 
-def main(argv: list[str]) -> int:
-    return run(argv, agent_is_parent=True, provider="gemini-cli", armed_by_env=True)
+def main(argv: list[str]) -> None:
+    """Records the event and ends the process (``run``)."""
+    run(argv, agent_is_parent=True, provider="gemini-cli", armed_by_env=True)

@@ -9,5 +9,6 @@ shell, a child of the kimi process: the agent is the hook's parent past that she
 from agentspool.hooks._entry import run
 
 
-def main(argv: list[str]) -> int:
-    return run(argv, agent_is_parent=True, provider="kimi-code", armed_by_env=True)
+def main(argv: list[str]) -> None:
+    """Records the event and ends the process (``run``)."""
+    run(argv, agent_is_parent=True, provider="kimi-code", armed_by_env=True)

@@ -9,5 +9,6 @@ a wrapper's run in the environment, which the CLI passes on to its hooks.
 from agentspool.hooks._entry import run
 
 
-def main(argv: list[str]) -> int:
-    return run(argv, agent_is_parent=True, provider="qwen-code")
+def main(argv: list[str]) -> None:
+    """Records the event and ends the process (``run``)."""
+    run(argv, agent_is_parent=True, provider="qwen-code")

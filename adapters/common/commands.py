@@ -18,18 +18,6 @@ import sys
 from agentspool.adapters import registry
 from agentspool.spool.layout import HOOK_FAILURES
 
-# The three packages above the hook module are registered as bare modules, each with
-# the directory its submodules are found in: their ``__init__`` files (the facade's lazy
-# surface, two docstrings) are never run, and the package root is never put on
-# ``sys.path``, so no finder lists it (site-packages, on a pipx install). That cost every
-# hook ~0.45 ms, about 5 % of the bare interpreter (benchmarks/hooks.py). The hook
-# modules import nothing from those ``__init__`` files (tests/hooks/test_import_budget.py
-# runs this bootstrap).
-#
-# The hook then ends with ``_exit``: the record is written (one unbuffered write, its
-# descriptor closed) and nothing was printed, so the interpreter's teardown (freeing
-# every object, ~1.2 ms, 15 % of the bare interpreter) only kept the agent waiting.
-#
 # Kept on one physical line per statement so it survives JSON and TOML round trips
 # unchanged; `python -c` accepts the newlines. No single quote in it: shlex quotes the
 # code in single quotes, and each one inside would grow into five characters at every
@@ -60,9 +48,8 @@ _RECORD_FAILURE = (
 _BOOTSTRAP = (
     "import sys\n"
     "try:\n"
-    ' for n,d in (("agentspool",""),("agentspool.hooks","/hooks"),("agentspool.spool","/spool")):'
-    's=sys.modules[n]=type(sys)(n);s.__path__=[sys.argv[1]+"/agentspool"+d]\n'
-    " from agentspool.hooks.{module} import main;main(sys.argv[2:]);import posix;posix._exit(0)\n"
+    " sys.path.insert(0,sys.argv[1]);"
+    "from agentspool.hooks.{module} import main;main(sys.argv[2:])\n"
     "except BaseException as e:\n"
     ' try:exec("""' + _RECORD_FAILURE + '""")\n'
     " except BaseException:pass"

@@ -2,20 +2,18 @@
 
 A hook costs about what the bare interpreter costs only while it imports (almost)
 nothing: msgspec, filelock, json, typing, re and pathlib each cost milliseconds to tens
-of milliseconds (`python -X importtime`; ADR 0004). This runs the hook's own bootstrap (the
-command ``setup`` renders, with a real payload) and then prints what got imported.
+of milliseconds (`python -X importtime`; ADR 0004). This runs the hook's own bootstrap —
+the same interpreter flags, the same ``sys.path`` insertion, the same ``main`` call with
+a real payload — then prints what got imported.
 """
 
 from __future__ import annotations
 
-import ast
 import shlex
 import subprocess
 import sys
 
 import pytest
-
-from agentspool.adapters.common.commands import hook_argv
 
 FORBIDDEN = {"msgspec", "filelock", "json", "typing", "re", "pathlib", "os"}
 # What the hook may add to a bare ``python -I -S``: our own modules and two built-ins.
@@ -29,14 +27,16 @@ ALLOWED_EXTRA = {
     "_signal",
 }
 
-_EXIT = ";import posix;posix._exit(0)"
-_REPORT = (
-    ";sys.stderr.write(repr((sys.path, [getattr(sys.modules[p], '__file__', None) "
-    "for p in ('agentspool', 'agentspool.hooks', 'agentspool.spool')])) + '\\n')"
-    ";sys.stderr.write('\\n'.join(sorted(sys.modules)))" + _EXIT
+_PROBE = (
+    "import sys, posix\n"
+    "sys.path.insert(0,sys.argv[1])\n"
+    "posix._exit = lambda status: sys.stderr.write(repr(status) + '\\n')\n"
+    "from agentspool.hooks.{module} import main\n"
+    "main(sys.argv[2:])\n"
+    "sys.stderr.write('\\n'.join(sorted(sys.modules)))\n"
 )
-"""Put in the hook's own bootstrap before its exit: where it looked for modules, whether
-the three packages' ``__init__`` files ran, and what it loaded."""
+"""The hook's bootstrap, with the hook's ``_exit`` (``run`` ends the process) turned into
+a report of its status, so that the probe lives on to list what got imported."""
 
 
 def _modules(argv: list[str]) -> set[str]:
@@ -52,23 +52,18 @@ def test_hook_main_loads_no_costly_module(claude_run, module):
     bare = _modules(
         [interpreter, *flags, "-c", "import sys; sys.stderr.write('\\n'.join(sorted(sys.modules)))"]
     )
-    argv = hook_argv(module, "PostToolUse", claude_run.runtime_dir, claude_run.run_id)
-    assert argv[4].count(_EXIT) == 1
-    argv[4] = argv[4].replace(_EXIT, _REPORT)
+    args = [claude_run.runtime_dir, claude_run.run_id, "PostToolUse"]
     probe = subprocess.run(
-        argv,
+        [interpreter, *flags, "-c", _PROBE.format(module=module), root, *args],
         input=b'{"tool_name":"Bash","tool_response":{"stdout":"hi"}}',
         capture_output=True,
         check=True,
         cwd="/",
         env={},
     )
-    report, *loaded = probe.stderr.decode().split("\n")
-    assert probe.stdout == b""
+    status, *loaded = probe.stderr.decode().split("\n")
+    assert (status, probe.stdout) == ("0", b"")
     assert [r.event for r in claude_run.records()] == ["PostToolUse"]  # main really ran
-    # The packages are bare modules: no __init__ ran, the root was never on sys.path.
-    path, init_files = ast.literal_eval(report)
-    assert (root in path, init_files) == (False, [None, None, None])
     assert FORBIDDEN & set(loaded) == set()
     assert set(loaded) - bare - {f"agentspool.hooks.{module}"} <= ALLOWED_EXTRA
     assert sys.executable == interpreter
