@@ -117,6 +117,18 @@ def test_codex_commands_identical_across_runs(tmp_path):
     assert first.args == second.args
 
 
+TMUX_COMMAND_ROOM = 15_000
+"""What Codex's arguments may take of a shell command line: tmux refuses a `new-session`
+command over ~16.3 KB ("command too long"), and orchestrators start agents in tmux with
+the whole command, the binary and its environment around these arguments. A longer hook
+bootstrap (~110 characters more, times 14 events) once took them to 15.9 KB (ADR 0059)."""
+
+
+def test_codex_args_fit_a_tmux_command(tmp_path):
+    spawn = agentspool.setup("codex", "a-run-id-of-some-length", str(tmp_path / "rt"))
+    assert len(shlex.join(spawn.args)) <= TMUX_COMMAND_ROOM
+
+
 @pytest.mark.parametrize("provider", ["claude-code", "codex"])
 def test_world_writable_runtime_dir_refused(tmp_path, provider):
     runtime = tmp_path / "rt"
