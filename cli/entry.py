@@ -10,6 +10,7 @@ the command starts no thread, registers no exit handler and has closed its store
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -31,10 +32,9 @@ def main() -> int:
 
 def _exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        # The reader left (the error boundary said so already), or the stream is closed.
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):  # the reader left (the boundary said so) or closed it
-            pass
     os._exit(code)
 
 
