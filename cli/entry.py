@@ -10,7 +10,6 @@ the command starts no thread, registers no exit handler and has closed its store
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
@@ -32,9 +31,10 @@ def main() -> int:
 
 def _exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
-        # The reader left (the error boundary said so already), or the stream is closed.
-        with contextlib.suppress(OSError, ValueError):
+        try:  # noqa: SIM105 - contextlib costs the kept answer (above) 3 ms
             stream.flush()
+        except (OSError, ValueError):  # the reader left (the boundary said so), or closed
+            pass
     os._exit(code)
 
 
