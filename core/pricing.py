@@ -9,6 +9,7 @@ does not list, or usage in a category the model's row has no price for, is price
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 
@@ -104,18 +105,34 @@ class PriceTable:
         self._in_effect[key] = found
         return found
 
-    def cost(self, model: str, day: dt.date, usage: Usage) -> float | None:
-        """US dollars for one response's usage; ``None``: not priced by this table."""
+    def long_prompt_over(self, model: str, day: dt.date) -> float:
+        """The prompt size (input tokens) above which a response of ``model`` on ``day``
+        is priced at the row's long-prompt rates (``inf``: it has none)."""
+        try:
+            row = self._in_effect[model, day]
+        except KeyError:
+            row = self.price(model, day)
+        if row is None or row.long_prompt is None:
+            return math.inf
+        return row.long_prompt.over
+
+    def cost(
+        self, model: str, day: dt.date, usage: Usage, *, long_prompt: bool | None = None
+    ) -> float | None:
+        """US dollars for ``usage``; ``None``: not priced by this table. ``long_prompt``:
+        whether it is priced at the long-prompt rates (``None``: one response's usage,
+        judged by its own input tokens; the fold passes it for the sum of responses that
+        are all long or all not)."""
         try:
             row = self._in_effect[model, day]
         except KeyError:
             row = self.price(model, day)
         if row is None:
             return None
-        long_prompt = row.long_prompt
-        if long_prompt is not None and usage.input_tokens > long_prompt.over:
-            return long_prompt.cost(usage)
-        return row.cost(usage)
+        if long_prompt is None:
+            long_prompt = usage.input_tokens > self.long_prompt_over(model, day)
+        rates = row.long_prompt if long_prompt and row.long_prompt is not None else row
+        return rates.cost(usage)
 
 
 def load_prices(path: str | None = None) -> PriceTable:

@@ -49,6 +49,10 @@ Cost
     ``math.fsum``: the same whatever order they come in), ``None`` when none of them is
     priced. So a cost never silently includes a zero for a model
     without a price, and a row says how many of its tokens its cost leaves out.
+    A session's entries that one row counts and one set of rates prices (the same
+    model, UTC date and prompt size class, each with or without cache reads and cache
+    writes) are priced as one: their tokens summed, then priced — the cost of each
+    entry, rounded once instead of once per entry.
 """
 
 from __future__ import annotations
@@ -256,6 +260,27 @@ class _Days:
         return days
 
 
+class _Priced:
+    """A session's entries that one row counts and one set of rates prices: their tokens
+    summed, the first and last timestamp, the place of the first in the report."""
+
+    __slots__ = ("everything", "first", "last", "output", "place", "read", "written")
+
+    def __init__(self, place: int) -> None:
+        self.place = place
+        self.first = self.last = ""
+        self.everything = self.output = self.read = self.written = 0
+        """``everything``: ``Usage.input_tokens``, cache reads and writes included."""
+
+    def usage(self) -> Usage:
+        return Usage(
+            input_tokens=self.everything,
+            output_tokens=self.output,
+            cached_input_tokens=self.read,
+            cache_write_tokens=self.written,
+        )
+
+
 class _Tally:
     """One row's running totals (module docstring: what counts, and cost)."""
 
@@ -283,28 +308,26 @@ class _Tally:
         self.unpriced_models: dict[str, int] = {}
         self.first = self.last = ""
 
-    def add(self, provider: str, entry: Charged, cost: float | None, place: int) -> None:
-        """Add one entry of ``provider``; ``place``: its place in the report's entries."""
-        model, stamp, usage = entry.model, entry.timestamp, entry.usage
-        assert usage is not None  # an entry has tokens (``_session_entries``)
+    def add(self, provider: str, model: str, priced: _Priced, cost: float | None) -> None:
+        """Add ``priced``, the entries of ``provider`` that ``cost`` prices together."""
         if self.provider != provider:
             self.provider = provider if self.provider is None else ""
-        read, written = usage.cached_input_tokens, usage.cache_write_tokens
-        plain = usage.input_tokens - read - written
+        read, written, output = priced.read, priced.written, priced.output
+        plain = priced.everything - read - written
         self.plain += plain
-        self.output += usage.output_tokens
+        self.output += output
         self.read += read
         self.written += written
-        self.models.setdefault(model, place)
+        self.models.setdefault(model, priced.place)
         if cost is None:
-            self.unpriced_tokens += plain + usage.output_tokens + read + written
-            self.unpriced_models.setdefault(model, place)
+            self.unpriced_tokens += plain + output + read + written
+            self.unpriced_models.setdefault(model, priced.place)
         else:
             self.costs.append(cost)
-        if stamp:
-            if not self.first or stamp < self.first:
-                self.first = stamp
-            self.last = max(self.last, stamp)
+        if priced.first:
+            if not self.first or priced.first < self.first:
+                self.first = priced.first
+            self.last = max(self.last, priced.last)
 
     @classmethod
     def total(cls, rows: Iterable[_Tally]) -> _Tally:
@@ -352,14 +375,15 @@ class _Tally:
         )
 
 
-_KEYS: dict[str, Callable[[SessionInfo, Charged, str], tuple[str, str]]] = {
-    "day": lambda info, entry, day: ("", day),
+_KEYS: dict[str, Callable[[SessionInfo, str, str], tuple[str, str]]] = {
+    "day": lambda info, model, day: ("", day),
     # A session id is unique within its provider.
-    "session": lambda info, entry, day: (info.provider, info.session_id),
-    "model": lambda info, entry, day: ("", entry.model),
-    "project": lambda info, entry, day: ("", info.project),
+    "session": lambda info, model, day: (info.provider, info.session_id),
+    "model": lambda info, model, day: ("", model),
+    "project": lambda info, model, day: ("", info.project),
 }
-"""A row's key, by grouping: the provider it is unique within, and its name."""
+"""A row's key, by grouping (from the session, the model and the day's name): the
+provider it is unique within, and its name."""
 
 
 def usage_report(
@@ -376,28 +400,54 @@ def usage_report(
     filtered = since is not None or until is not None
     days_of = _Days(tz).of
     key_of = _KEYS[by]
-    cost_of = prices.cost
+    long_over = prices.long_prompt_over
     place = 0
     for info, entries in _once(sessions):
-        provider = info.provider
+        # One pass sums the session's entries by (day, model, price day, long prompt,
+        # cache read, cache write); each sum is priced and counted once, after it.
+        alike: dict[tuple[str, str, dt.date, bool, bool, bool], _Priced] = {}
         for entry in entries:
-            days = days_of(entry.timestamp)
+            stamp = entry.timestamp
+            days = days_of(stamp)
             if days is None:
                 if filtered:
                     continue
-                day, name, price_day = None, "", dt.date.max
+                name, price_day = "", dt.date.max
             else:
                 day, name, price_day = days
                 if (since is not None and day < since) or (until is not None and day > until):
                     continue
-            key = key_of(info, entry, name)
-            found = tallies.get(key)
-            if found is None:
-                found = tallies[key] = (_Tally(), info)
             usage = entry.usage
             assert usage is not None  # an entry has tokens (``_session_entries``)
-            found[0].add(provider, entry, cost_of(entry.model, price_day, usage), place)
+            model, everything = entry.model, usage.input_tokens
+            read, written = usage.cached_input_tokens, usage.cache_write_tokens
+            key = (
+                name,
+                model,
+                price_day,
+                everything > long_over(model, price_day),
+                read > 0,
+                written > 0,
+            )
+            priced = alike.get(key)
+            if priced is None:
+                priced = alike[key] = _Priced(place)
+            priced.everything += everything
+            priced.output += usage.output_tokens
+            priced.read += read
+            priced.written += written
+            if stamp:
+                if not priced.first or stamp < priced.first:
+                    priced.first = stamp
+                priced.last = max(priced.last, stamp)
             place += 1
+        for (name, model, price_day, long_prompt, _, _), priced in alike.items():
+            row_key = key_of(info, model, name)
+            found = tallies.get(row_key)
+            if found is None:
+                found = tallies[row_key] = (_Tally(), info)
+            cost = prices.cost(model, price_day, priced.usage(), long_prompt=long_prompt)
+            found[0].add(info.provider, model, priced, cost)
     rows = []
     for (_, name), (tally, info) in tallies.items():
         if by == "session":

@@ -20,6 +20,7 @@ from agentspool.core.usage import SessionInfo, UsageReport, usage_report
 
 PRICES = load_prices()
 SONNET = (3.0, 15.0, 0.30, 3.75)  # $/MTok input, output, cache read, cache write
+SONNET_LONG = (6.0, 22.50, 0.60, 7.50)  # claude-sonnet-4-5 over 200k prompt tokens
 OPUS_4_1 = (15.0, 75.0, 1.50, 18.75)
 HAIKU_4_5 = (1.0, 5.0, 0.10, 1.25)
 
@@ -215,6 +216,46 @@ def test_cache_writes_on_a_model_without_a_cache_write_price_are_not_guessed() -
     rows = report(session("s1", cached), session("s2", written), by="session").rows
     assert rows[0].cost_usd == pytest.approx((100 * 1.25 + 10 * 10.0 + 900 * 0.125) / 1e6)
     assert (rows[1].cost_usd, rows[1].unpriced_tokens) == (None, 1010)
+
+
+def test_entries_priced_together_are_priced_as_each_would_be() -> None:
+    """A session's entries of one model and day are summed before they are priced: only
+    those one set of rates prices alike. A long prompt, a cache write the model has no
+    price for, and plain entries, all in one row, each priced as on its own."""
+    entries = [
+        reply("m1", "2026-10-01T09:00:00Z", 100, 50, read=1000),
+        reply("m2", "2026-10-01T09:01:00Z", 300_000, 40),  # a long prompt
+        reply("m3", "2026-10-01T09:02:00Z", 200, 60, read=2000, write=500),
+        reply("m4", "2026-10-01T09:03:00Z", 100, 10, read=900, model="gpt-5-codex"),
+        reply("m5", "2026-10-01T09:04:00Z", 100, 10, write=900, model="gpt-5-codex"),  # no price
+        reply("m6", "2026-10-01T09:05:00Z", 5, 1, model="gpt-5-codex"),
+    ]
+    [row] = report(session("s1", *entries), by="session").rows
+    gpt = (1.25, 10.0, 0.125, 0.0)
+    assert row.cost_usd == pytest.approx(
+        _dollars(SONNET, 100, 50, 1000, 0)
+        + _dollars(SONNET_LONG, 300_000, 40, 0, 0)
+        + _dollars(SONNET, 200, 60, 2000, 500)
+        + _dollars(gpt, 100, 10, 900, 0)
+        + _dollars(gpt, 5, 1, 0, 0),
+        rel=1e-12,
+    )
+    assert (row.unpriced_tokens, row.unpriced_models) == (1010, ["gpt-5-codex"])
+    assert row.models == ["claude-sonnet-4-5", "gpt-5-codex"]
+    assert (row.first, row.last) == ("2026-10-01T09:00:00Z", "2026-10-01T09:05:00Z")
+
+
+def test_cache_reads_without_a_price_are_priced_apart(tmp_path) -> None:
+    """A user's table may leave cache reads unpriced: a response that reads the cache is
+    then unpriced, and is never summed with one of the same model that does not."""
+    table = tmp_path / "prices.toml"
+    table.write_text('taken = 2026-10-01\n[[model]]\nids = ["m"]\ninput = 1.0\noutput = 2.0\n')
+    entries = [
+        reply("r1", "2026-10-01T09:00:00Z", 100, 10, model="m"),
+        reply("r2", "2026-10-01T09:01:00Z", 100, 10, read=500, model="m"),
+    ]
+    [row] = usage_report([session("s1", *entries)], prices=load_prices(str(table))).rows
+    assert (row.cost_usd, row.unpriced_tokens) == (pytest.approx(120 / 1e6), 610)
 
 
 def test_the_price_in_effect_on_the_entry_day_applies() -> None:
