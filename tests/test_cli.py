@@ -433,7 +433,9 @@ def test_every_command_is_handled_by_the_room_the_table_names():
     assert sorted(sub.choices) == sorted([*COMMANDS, "install", "uninstall", "serve", "doctor"])
 
 
-@pytest.mark.parametrize("argv", [["usage", "--json"], ["ls", "--json"], ["sweep", "--json"]])
+@pytest.mark.parametrize(
+    "argv", [["usage", "--json"], ["ls", "--json"], ["sweep", "--json"], ["usage"], ["ls"]]
+)
 def test_a_reader_that_leaves_before_any_output_ends_every_command_quietly(
     runtime_dir: str, argv: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,6 +15,7 @@ command that prints JSON. Text others wrote reaches rich already made safe
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,16 +30,32 @@ PIPE_WIDTH = 10_000
 
 def console(*, terminal: bool | None = None, stderr: bool = False) -> Console:
     """A console for stdout (or stderr): the terminal's width, or ``PIPE_WIDTH``."""
-    from rich.console import Console
-
     if terminal is None:
         terminal = (sys.stderr if stderr else sys.stdout).isatty()
-    return Console(
+    return rich_console(
         highlight=False,
         stderr=stderr,
         width=None if terminal else PIPE_WIDTH,
         soft_wrap=False,
     )
+
+
+def rich_console(**options: Any) -> Console:
+    """``rich.console.Console(**options)`` whose reader leaving raises ``BrokenPipeError``.
+
+    rich's own answer points stdout at /dev/null and raises ``SystemExit(1)``: `agentspool
+    usage | head` exited 1, and `show`'s pager, left early, took stdout with it. The error
+    boundary (cli/main.py) ends every command whose reader left quietly, exit 0, and the
+    pager's writer knows that error too."""
+    from rich.console import Console
+
+    made = Console(**options)
+    made.on_broken_pipe = _reader_left  # type: ignore[method-assign]
+    return made
+
+
+def _reader_left() -> None:
+    raise BrokenPipeError(errno.EPIPE, "the reader left")
 
 
 def write(renderable: RenderableType, out: Console | None = None) -> None:
@@ -96,7 +113,6 @@ def print_rows(rows: Sequence[Sequence[Any]], columns: Sequence[Col], *, indent:
 
 def progress_bar(total: int) -> tuple[Any, Any]:
     """A started rich progress bar for ``total`` bytes, and its task."""
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -113,7 +129,7 @@ def progress_bar(total: int) -> tuple[Any, Any]:
         TransferSpeedColumn(),
         TimeRemainingColumn(),
         # On stderr, the terminal the decision was made on: stdout may be `--json`'s file.
-        console=Console(stderr=True),
+        console=rich_console(stderr=True),
         transient=True,
     )
     bar.start()

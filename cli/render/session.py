@@ -35,6 +35,7 @@ from rich.text import Text
 import agentspool
 from agentspool import Usage
 from agentspool.cli._terminal import safe
+from agentspool.cli.render import rich_console
 
 if TYPE_CHECKING:
     from agentspool import Message, SessionView, SubagentGroup
@@ -437,7 +438,7 @@ def _span(first: str, last: str) -> str:
 def print_view(view: SessionView, *, lines: int, pager: bool) -> None:
     """Draw ``view`` on stdout; with ``pager`` on a terminal, through ``$PAGER`` (default
     ``less -R``), fed as it is drawn: the pager holds the text, this process does not."""
-    console = Console(highlight=False, emoji=False, markup=False)
+    console = rich_console(highlight=False, emoji=False, markup=False)
     if not (pager and console.is_terminal):
         Renderer(console, view, lines=lines).render()
         return
@@ -448,7 +449,7 @@ def print_view(view: SessionView, *, lines: int, pager: bool) -> None:
     command = shlex.split(os.environ.get("PAGER") or "less -R")
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, encoding="utf-8", errors="replace")
     assert proc.stdin is not None  # stdin=PIPE
-    paged = Console(
+    paged = rich_console(
         file=proc.stdin,
         force_terminal=True,
         width=shutil.get_terminal_size().columns,
