@@ -101,7 +101,7 @@ class HookTranslator(HookReader[HookPayload]):
         hook = self._payload(record)
         if hook is None:
             return []
-        if record.agent_pid:
+        if record.agent_pid > 1:  # pid 1: a hook that outlived its agent (as ParentAgentHooks)
             self.agent_pid, self.agent_seen_ns = record.agent_pid, record.mono_ns
         name = record.event
         if not hook.agent_id:

@@ -124,6 +124,21 @@ def test_a_dead_codex_process_ends_the_run(replay) -> None:
     assert chat.evidence[0].source == f"process:{dead.pid} gone"
 
 
+def test_a_hook_that_outlived_codex_does_not_name_init_as_the_agent(replay) -> None:
+    """A hook whose codex died before it named its parent names pid 1 (init, its new
+    parent): the agent is still the dead codex process, and the run ends."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    r = replay(CAPTURE)
+    r.agent_pid = dead.pid
+    asked = r.hook_time("PermissionRequest")
+    r.to(asked - EPS)
+    r.agent_pid = 1
+    chat = r.to(asked + EPS).chat()
+    assert (chat.state, chat.activity, chat.pending_approval) == ("needs_input", "idle", None)
+    assert chat.evidence[0].source == f"process:{dead.pid} gone"
+
+
 def test_a_reused_pid_is_not_the_agent() -> None:
     before = time.monotonic_ns()
     time.sleep(2 / _proc.HZ + 0.01)
