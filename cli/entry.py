@@ -16,7 +16,8 @@ import sys
 
 def main() -> int:
     argv = sys.argv[1:]
-    if argv[:1] == ["usage"]:
+    usage = argv[:1] == ["usage"]
+    if usage:
         from agentspool.cli import usage_kept
 
         if usage_kept.answer(argv):
@@ -24,7 +25,7 @@ def main() -> int:
     from agentspool.cli.main import main as run
 
     code = run(argv)
-    if argv[:1] == ["usage"]:
+    if usage:
         _exit_now(code)
     return code
 

@@ -108,10 +108,7 @@ class PriceTable:
     def long_prompt_over(self, model: str, day: dt.date) -> float:
         """The prompt size (input tokens) above which a response of ``model`` on ``day``
         is priced at the row's long-prompt rates (``inf``: it has none)."""
-        try:
-            row = self._in_effect[model, day]
-        except KeyError:
-            row = self.price(model, day)
+        row = self.price(model, day)
         if row is None or row.long_prompt is None:
             return math.inf
         return row.long_prompt.over
@@ -123,10 +120,7 @@ class PriceTable:
         whether it is priced at the long-prompt rates (``None``: one response's usage,
         judged by its own input tokens; the fold passes it for the sum of responses that
         are all long or all not)."""
-        try:
-            row = self._in_effect[model, day]
-        except KeyError:
-            row = self.price(model, day)
+        row = self.price(model, day)
         if row is None:
             return None
         if long_prompt is None:
