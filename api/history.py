@@ -15,6 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentspool.core.history import IndexReport
     from agentspool.core.store import SearchHit, SessionStore
+    from agentspool.core.usage import SessionFolder
 
 __all__ = ["DATA_DIR_ENV", "default_store_path", "index_history", "open_history", "search_history"]
 
@@ -90,6 +91,7 @@ def index_history(
     forget_gone: bool = False,
     wait: bool = True,
     usage_first: bool = False,
+    folder: SessionFolder | None = None,
 ) -> IndexReport:
     """Index every transcript every registered provider finds on this machine into the
     history store, incrementally (``core/history.py``): a file costs what it gained
@@ -98,7 +100,9 @@ def index_history(
     ``wait=False``: return at once (``busy``) if another indexer holds the store.
     ``usage_first``: store only what ``usage`` reads of files never read before, parsed
     on every core; their records and search rows wait for the next run without it
-    (ADR 0043), which ``search`` and ``show`` make before they read."""
+    (ADR 0043), which ``search`` and ``show`` make before they read. ``folder``: the
+    ``usage`` report's, to fold each usage-first file where it is parsed
+    (``usage_indexed``, ADR 0061)."""
     from agentspool.adapters import registry
     from agentspool.core import history
 
@@ -111,6 +115,7 @@ def index_history(
             forget_gone=forget_gone,
             wait=wait,
             usage_first=usage_first,
+            folder=folder,
         )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from agentspool.adapters import registry
@@ -17,7 +17,13 @@ from agentspool.spool.errors import (
 
 if TYPE_CHECKING:
     from agentspool.core.store import KeptUsage, SessionStore, StoredSession
-    from agentspool.core.usage import SessionInfo, UsageGrouping, UsageReport
+    from agentspool.core.usage import (
+        SessionFold,
+        SessionFolder,
+        SessionInfo,
+        UsageGrouping,
+        UsageReport,
+    )
 
 __all__ = ["usage"]
 
@@ -34,7 +40,7 @@ def usage(
     timezone: str | None = None,
     prices: str | None = None,
     store: str | None = None,
-    index: bool = True,
+    index: bool | Callable[[SessionFolder], object] = True,
 ) -> UsageReport:
     """Token totals — input, output, cache reads and cache writes kept apart — and their
     cost, per day, session, model or project (``by``), over every session of the history
@@ -49,7 +55,10 @@ def usage(
     ``store``: the history store (``None``: ``default_store_path()``); ``index``: bring
     it up to date first (``index_history(store, wait=False, usage_first=True)``: only
     what usage reads of files never read before, ADR 0043; if another indexer is at
-    work, what is indexed already), else read what is indexed. A report is kept in the
+    work, what is indexed already), else read what is indexed; a callable indexes
+    instead (the CLI's, with its progress bar), given the report's ``SessionFolder`` to
+    pass to ``index_history(..., folder=)``: the files it parses are folded where they
+    are parsed, and their usage is not read back (ADR 0061). A report is kept in the
     store until the store changes (except with ``prices``).
 
     Raises ``SettingsError`` for a price file that is not a table,
@@ -58,7 +67,7 @@ def usage(
     ``StoreError`` for a store that cannot be read.
     """
     from agentspool.core.pricing import load_prices
-    from agentspool.core.usage import usage_report
+    from agentspool.core.usage import SessionFolder, usage_report
 
     table = load_prices(prices)
     zone = None
@@ -69,8 +78,11 @@ def usage(
     names = list(providers) if providers is not None else registry.names()
     for name in names:
         registry.load(name)  # an unknown name fails before anything is read
-    if index:
-        index_history(store, wait=False, usage_first=True)
+    folder = SessionFolder(table, since=since, until=until, tz=zone)
+    if index is True:
+        index_history(store, wait=False, usage_first=True, folder=folder)
+    elif index is not False:
+        index(folder)
     import msgspec
 
     from agentspool.core.usage import UsageReport
@@ -96,8 +108,11 @@ def usage(
         kept = opened.remembered(key) if key else None
         if kept is not None:
             return msgspec.json.decode(kept, type=UsageReport)
+        # Another process may have written since the index: then its folds may not be
+        # what the store holds.
+        folded = folder.folded if opened.generation() == folder.generation else {}
         report = usage_report(
-            _stored_usage(opened, names, since),
+            _stored_usage(opened, names, since, folded),
             prices=table,
             by=by,
             since=since,
@@ -129,10 +144,15 @@ def _unique_response_ids(provider: str) -> bool:
 
 
 def _stored_usage(
-    store: SessionStore, providers: Sequence[str], since: dt.date | None
-) -> Iterator[tuple[SessionInfo, list[KeptUsage]]]:
+    store: SessionStore,
+    providers: Sequence[str],
+    since: dt.date | None,
+    folded: Mapping[int, SessionFold],
+) -> Iterator[tuple[SessionInfo, list[KeptUsage] | SessionFold]]:
     """Usage's one input: every session of ``providers`` in the store, with its records
-    that carry usage (the store's usage index; no conversation is read).
+    that carry usage (the store's usage index; no conversation is read) — or their fold,
+    where this run's index folded each of its files (``folded``, by file id) and none of
+    their responses is in another file.
 
     A usage session is the CLI's session id: every file that carries it counts in it —
     a Claude Code subagent's own file carries its parent's (so its usage counts in its
@@ -141,7 +161,7 @@ def _stored_usage(
 
     ``since``: a session whose last record is two days before it holds no record on or
     after it in any time zone, so its records are not read."""
-    from agentspool.core.usage import SessionInfo
+    from agentspool.core.usage import SessionInfo, merged_folds
 
     cutoff = None
     if since is not None:
@@ -158,10 +178,38 @@ def _stored_usage(
         for key, members in groups.items()
         if cutoff is None or max(s.updated for s in members) >= cutoff
     }
-    ids = [s.id for members in chosen.values() for s in members]
-    records = store.usage_by_session(ids)
+    files = [s for members in chosen.values() for s in members]
+    records = store.usage_by_session([s.id for s in files if s.id not in folded])
+    shared = (
+        _shared_ids(
+            folded[s.id].ids if s.id in folded else [r.message_id for r in records.get(s.id, ())]
+            for s in files
+        )
+        if folded
+        else set()
+    )
+    as_folded = {
+        group
+        for group, members in chosen.items()
+        if all(
+            s.id in folded and s.started and s.updated and shared.isdisjoint(folded[s.id].ids)
+            for s in members
+        )
+    }
+    records.update(
+        store.usage_by_session(
+            [
+                s.id
+                for group, members in chosen.items()
+                if group not in as_folded
+                for s in members
+                if s.id in folded
+            ]
+        )
+    )
     unique = {provider: _unique_response_ids(provider) for provider in wanted}
-    for (provider, _), members in chosen.items():
+    for group, members in chosen.items():
+        provider = group[0]
         main = members[0]
         started = [s.started for s in members if s.started]
         info = SessionInfo(
@@ -176,7 +224,22 @@ def _stored_usage(
             # subagent's file names the session that spawned it, and is no copy.
             copied_from="" if main.agent_id else main.parent_session_id,
         )
-        yield info, [r for s in members for r in records.get(s.id, ())]
+        if group in as_folded:
+            yield info, merged_folds(folded[s.id] for s in members)
+        else:
+            yield info, [r for s in members for r in records.get(s.id, ())]
+
+
+def _shared_ids(files: Iterator[list[str]]) -> set[str]:
+    """The response ids that more than one of ``files`` holds."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for ids in files:
+        mine = set(ids)
+        mine.discard("")
+        shared |= seen & mine
+        seen |= mine
+    return shared
 
 
 # -- the history (issue 14, ADR 0022) ------------------------------------------------------

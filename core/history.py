@@ -58,6 +58,7 @@ from agentspool.core.seam import (
     TranscriptGoneError,
 )
 from agentspool.core.store import FileCursor, SessionStore
+from agentspool.core.usage import SessionFolder
 from agentspool.core.usage_first import usage_parses
 from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
@@ -392,6 +393,7 @@ def index_history(
     wait: bool = True,
     usage_first: bool = False,
     workers: int | None = None,
+    folder: SessionFolder | None = None,
 ) -> IndexReport:
     """Bring ``store`` up to date with every transcript the adapters find (module
     docstring). ``wait=False``: if another indexer runs, do nothing (``busy``) — unless
@@ -402,7 +404,9 @@ def index_history(
     on every core (``workers`` processes, default one per core) through its adapter's
     usage view, and only its records with usage and its session's facts are stored;
     its records and their search rows are written by the next run that is not
-    ``usage_first``. Files read before are brought up to date as always."""
+    ``usage_first``. Files read before are brought up to date as always. ``folder``: a
+    usage-first file's rows are folded where they are parsed too, the fold kept in
+    ``folder.folded`` under the file's id in the store (a first ``usage``, ADR 0061)."""
     started = time.monotonic()
     report = IndexReport(tightened=store.tightened)
     if not usage_first and store.has_pending():
@@ -425,7 +429,7 @@ def index_history(
 
         if progress is not None:
             progress(0, total)
-        _write_usage_first(store, plan.usage, workers, report, on_block)
+        _write_usage_first(store, plan.usage, workers, report, on_block, folder=folder)
         for item in plan.files:
             _write_planned(
                 store, item, chunk=chunk, report=report, on_block=on_block, gone=plan.gone
@@ -437,6 +441,8 @@ def index_history(
             doomed = [s.id for s in store.sessions() if s.gone and s.path]
             store.forget(doomed)
             report.forgotten = len(doomed)
+        if folder is not None:
+            folder.generation = store.generation()
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
@@ -508,9 +514,12 @@ def _write_usage_first(
     workers: int | None,
     report: IndexReport,
     on_block: Callable[[int], None],
+    *,
+    folder: SessionFolder | None,
 ) -> None:
-    """Store each file's usage view as the pool hands it back (one transaction each)."""
-    for n, parsed in usage_parses(jobs, workers):
+    """Store each file's usage view as the pool hands it back (one transaction each),
+    and keep its fold in ``folder``."""
+    for n, parsed, fold in usage_parses(jobs, workers, folder):
         adapter, path, size = jobs[n]
         if isinstance(parsed, (FileNotFoundError, TranscriptGoneError)):
             continue  # gone since it was listed: never ingested, nothing to mark
@@ -521,7 +530,9 @@ def _write_usage_first(
         if isinstance(parsed, BaseException):
             raise parsed
         before = store.changes
-        store.ingest_usage(path, adapter.name, parsed)
+        session = store.ingest_usage(path, adapter.name, parsed)
+        if folder is not None and fold is not None:
+            folder.folded[session] = fold
         report.records += store.changes - before
         report.bytes_read += size
         report.new += 1

@@ -184,6 +184,10 @@ class SessionStore:
             self._has_generation = found is not None
         return self._has_generation
 
+    def generation(self) -> int:
+        """What the store holds, as a number that every change makes grow."""
+        return int(self._db.execute("SELECT n FROM generation").fetchone()[0])
+
     def remembered(self, key: str) -> bytes | None:
         """What ``remember`` kept under ``key``, if the store has not changed since."""
         row = self._db.execute(
@@ -350,10 +354,11 @@ class SessionStore:
         """Whether a file's records are still to be written (``ingest_usage``)."""
         return self._db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is not None
 
-    def ingest_usage(self, path: str, provider: str, parsed: UsageParse) -> None:
+    def ingest_usage(self, path: str, provider: str, parsed: UsageParse) -> int:
         """A usage-first index of one file (ADR 0043), in one transaction: its records
         that carry usage (``seq`` as its full parse numbers them) and its session's
-        facts; the file stays pending — ``ingest`` of its full parse replaces all of it."""
+        facts; the file stays pending — ``ingest`` of its full parse replaces all of it.
+        Returns the file's id in the store (``StoredSession.id``)."""
         with self._transaction():
             session = self._session_id(path, provider, path)
             db = self._db
@@ -387,6 +392,7 @@ class SessionStore:
                 "VALUES (?, ?, ?, ?, ?)",
                 (session, parsed.device, parsed.inode, parsed.size, parsed.mtime_ns),
             )
+        return session
 
     def move(self, session: int, path: str) -> bool:
         """The session's file was renamed to ``path``: it keeps its records and cursor

@@ -44,8 +44,9 @@ class KeptUsage(msgspec.Struct, array_like=True, frozen=True, gc=False):
 _decode_kept = msgspec.json.Decoder(list[KeptUsage]).decode
 
 
-def encode_usage_rows(rows: Iterable[tuple[int, str, str, str, Usage]]) -> bytes:
-    """``UsageParse.rows`` of a view's rows."""
+def encode_usage_rows(rows: Iterable[tuple[int, str, str, str, Usage] | KeptUsage]) -> bytes:
+    """``UsageParse.rows`` of a view's rows (or of the ``KeptUsage`` made of them: the
+    same arrays)."""
     return _encode(list(rows))
 
 

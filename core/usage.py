@@ -69,10 +69,13 @@ from agentspool.core.seam import Usage
 
 __all__ = [
     "Charged",
+    "SessionFold",
+    "SessionFolder",
     "SessionInfo",
     "UsageGrouping",
     "UsageReport",
     "UsageRow",
+    "merged_folds",
     "usage_report",
 ]
 
@@ -157,25 +160,12 @@ def _has_tokens(usage: Usage) -> bool:
     return bool(usage.input_tokens or usage.output_tokens)
 
 
-def _session_entries(
-    info: SessionInfo, messages: Iterable[Charged]
-) -> tuple[list[Charged], float, float]:
-    """The session's entries (each response once) and its first and last record's moment
-    (epoch seconds; 0: none has a time): the first and the last record with a time in the
-    order given, the file's (ADR 0057)."""
+def _entries(messages: Iterable[Charged]) -> list[Charged]:
+    """A session's entries: its records with tokens, each response once (its first
+    record with usage for a ``message_id``; one without an id counts on its own)."""
     entries: list[Charged] = []
     seen: set[str] = set()
-    first, last = info.started, info.updated
-    # A span the store gives holds every record's time already (the records given are
-    # the ones with usage): reading each record's time again would find nothing new.
-    spanned = bool(first and last)
     for message in messages:
-        stamp = message.timestamp
-        if stamp and not spanned:
-            moment = _moment(stamp)
-            if moment is not None:
-                last = moment.timestamp()
-                first = first or last
         usage = message.usage
         if usage is None or not _has_tokens(usage):
             continue
@@ -185,17 +175,47 @@ def _session_entries(
                 continue
             seen.add(message_id)
         entries.append(message)
-    return entries, first, last
+    return entries
+
+
+def _session_entries(
+    info: SessionInfo, messages: Iterable[Charged]
+) -> tuple[list[Charged], float, float]:
+    """The session's entries (``_entries``) and its first and last record's moment
+    (epoch seconds; 0: none has a time): the first and the last record with a time in the
+    order given, the file's (ADR 0057)."""
+    first, last = info.started, info.updated
+    # A span the store gives holds every record's time already (the records given are
+    # the ones with usage): reading each record's time again would find nothing new.
+    if first and last:
+        return _entries(messages), first, last
+    messages = list(messages)
+    for message in messages:
+        moment = _moment(message.timestamp) if message.timestamp else None
+        if moment is not None:
+            last = moment.timestamp()
+            first = first or last
+    return _entries(messages), first, last
 
 
 def _once(
-    sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]],
-) -> list[tuple[SessionInfo, list[Charged]]]:
-    """Every session's entries, in the order sessions count (module docstring), a
-    response copied into several sessions counted once."""
+    sessions: Iterable[tuple[SessionInfo, Iterable[Charged] | SessionFold]],
+) -> list[tuple[SessionInfo, list[Charged] | SessionFold]]:
+    """Every session's entries (or its fold), in the order sessions count (module
+    docstring), a response copied into several sessions counted once. A session given
+    folded holds no response another session holds (``SessionFold``): it keeps them all."""
+    collected: list[tuple[tuple[float, float, str, str], SessionInfo, list[Charged] | SessionFold]]
     collected = []
     ids: list[set[str]] = []
     for info, messages in sessions:
+        if isinstance(messages, SessionFold):
+            if not (info.started and info.updated):
+                raise ValueError(f"session {info.session_id}: folded without its span")
+            if messages.groups:
+                collected.append(
+                    ((info.started, info.updated, info.provider, info.session_id), info, messages)
+                )
+            continue
         entries, first, last = _session_entries(info, messages)
         if entries:
             collected.append(((first, last, info.provider, info.session_id), info, entries))
@@ -206,10 +226,13 @@ def _once(
         return [(info, entries) for _, info, entries in collected]
     seen: set[tuple[str, str, str]] = set()
     counted: set[tuple[str, str]] = set()
-    kept = []
-    for _, info, entries in collected:
+    kept: list[tuple[SessionInfo, list[Charged] | SessionFold]] = []
+    for _, info, held in collected:
+        if isinstance(held, SessionFold):
+            kept.append((info, held))
+            continue
         own = []
-        for entry in entries:
+        for entry in held:
             if entry.message_id:
                 stamp = "" if info.unique_ids else entry.timestamp
                 key = (info.provider, entry.message_id, stamp)
@@ -260,17 +283,24 @@ class _Days:
         return days
 
 
-class _Priced:
+_Alike = tuple[str, str, dt.date, bool, bool, bool]
+"""What decides a session's entries' row and rates: the day's name, the model, the UTC
+price day, a long prompt or not, cache reads or not, cache writes or not."""
+
+
+class _Priced(msgspec.Struct, array_like=True, gc=False):
     """A session's entries that one row counts and one set of rates prices: their tokens
-    summed, the first and last timestamp, the place of the first in the report."""
+    summed, the first and last timestamp, the place of the first in the report (in its
+    session, for a ``SessionFold``)."""
 
-    __slots__ = ("everything", "first", "last", "output", "place", "read", "written")
-
-    def __init__(self, place: int) -> None:
-        self.place = place
-        self.first = self.last = ""
-        self.everything = self.output = self.read = self.written = 0
-        """``everything``: ``Usage.input_tokens``, cache reads and writes included."""
+    place: int
+    first: str = ""
+    last: str = ""
+    everything: int = 0
+    """``Usage.input_tokens``, cache reads and writes included."""
+    output: int = 0
+    read: int = 0
+    written: int = 0
 
     def usage(self) -> Usage:
         return Usage(
@@ -279,6 +309,124 @@ class _Priced:
             cached_input_tokens=self.read,
             cache_write_tokens=self.written,
         )
+
+    def take(self, other: _Priced) -> None:
+        """Add ``other``'s entries, which come after this one's first."""
+        self.everything += other.everything
+        self.output += other.output
+        self.read += other.read
+        self.written += other.written
+        if other.first and (not self.first or other.first < self.first):
+            self.first = other.first
+        self.last = max(self.last, other.last)
+
+
+class SessionFold(msgspec.Struct, array_like=True, gc=False):
+    """A session's entries summed by ``SessionFolder.fold`` before the report is made: a
+    first ``usage`` folds each file on the core that parses it (ADR 0061). Given to
+    ``usage_report`` for a session none of whose responses another session holds (it is
+    no copy, and nothing is a copy of it) and whose span its ``SessionInfo`` gives."""
+
+    count: int
+    """Its entries within the report's dates: the places its ``groups`` number from 0."""
+    groups: list[tuple[_Alike, _Priced]]
+    """Its sums, in the order of each one's first entry."""
+    ids: list[str]
+    """Its entries' response ids (those that have one)."""
+
+
+def merged_folds(folds: Iterable[SessionFold]) -> SessionFold:
+    """The fold of one session's files read one after another (none repeats a response
+    of another): what folding their entries in that order gives."""
+    groups: dict[_Alike, _Priced] = {}
+    count = 0
+    ids: list[str] = []
+    for fold in folds:
+        for key, priced in fold.groups:
+            held = groups.get(key)
+            if held is None:
+                groups[key] = msgspec.structs.replace(priced, place=priced.place + count)
+            else:
+                held.take(priced)
+        count += fold.count
+        ids += fold.ids
+    return SessionFold(count=count, groups=list(groups.items()), ids=ids)
+
+
+class SessionFolder:
+    """What each session's entries give the report alone — their sums by row and rates —
+    for the report's dates, zone and prices. ``usage_report`` folds every session it is
+    given records of; a first ``usage`` folds each file as it is parsed (``fold``), and
+    the index keeps the folds by the store's file (``folded``)."""
+
+    def __init__(
+        self,
+        prices: PriceTable,
+        *,
+        since: dt.date | None = None,
+        until: dt.date | None = None,
+        tz: dt.tzinfo | None = None,
+    ) -> None:
+        self.prices, self.since, self.until, self.tz = prices, since, until, tz
+        self._days_of = _Days(tz).of
+        self.folded: dict[int, SessionFold] = {}
+        """The folds of the files an index read, by the store's id of each file."""
+        self.generation = -1
+        """The store's generation when that index ended (``SessionStore.generation``):
+        the folds stand for the store while it is still at it."""
+
+    def fold(self, records: Iterable[Charged]) -> SessionFold:
+        """The fold of one session's (or one file's) records, in their order."""
+        entries = _entries(records)
+        alike, count = self.alike(entries, 0)
+        ids = [e.message_id for e in entries if e.message_id]
+        return SessionFold(count=count, groups=list(alike.items()), ids=ids)
+
+    def alike(self, entries: Iterable[Charged], place: int) -> tuple[dict[_Alike, _Priced], int]:
+        """``entries`` (each with tokens) summed by what prices and counts them alike,
+        within the dates, each sum's place that of its first entry (counted on from
+        ``place``); and the place after the last."""
+        since, until = self.since, self.until
+        filtered = since is not None or until is not None
+        days_of = self._days_of
+        long_over = self.prices.long_prompt_over
+        alike: dict[_Alike, _Priced] = {}
+        for entry in entries:
+            stamp = entry.timestamp
+            days = days_of(stamp)
+            if days is None:
+                if filtered:
+                    continue
+                name, price_day = "", dt.date.max
+            else:
+                day, name, price_day = days
+                if (since is not None and day < since) or (until is not None and day > until):
+                    continue
+            usage = entry.usage
+            assert usage is not None  # an entry has tokens (``_entries``)
+            model, everything = entry.model, usage.input_tokens
+            read, written = usage.cached_input_tokens, usage.cache_write_tokens
+            key = (
+                name,
+                model,
+                price_day,
+                everything > long_over(model, price_day),
+                read > 0,
+                written > 0,
+            )
+            priced = alike.get(key)
+            if priced is None:
+                priced = alike[key] = _Priced(place)
+            priced.everything += everything
+            priced.output += usage.output_tokens
+            priced.read += read
+            priced.written += written
+            if stamp:
+                if not priced.first or stamp < priced.first:
+                    priced.first = stamp
+                priced.last = max(priced.last, stamp)
+            place += 1
+        return alike, place
 
 
 class _Tally:
@@ -308,8 +456,11 @@ class _Tally:
         self.unpriced_models: dict[str, int] = {}
         self.first = self.last = ""
 
-    def add(self, provider: str, model: str, priced: _Priced, cost: float | None) -> None:
-        """Add ``priced``, the entries of ``provider`` that ``cost`` prices together."""
+    def add(
+        self, provider: str, model: str, priced: _Priced, cost: float | None, place: int
+    ) -> None:
+        """Add ``priced``, the entries of ``provider`` that ``cost`` prices together, the
+        first of them at ``place`` in the report."""
         if self.provider != provider:
             self.provider = provider if self.provider is None else ""
         read, written, output = priced.read, priced.written, priced.output
@@ -318,10 +469,10 @@ class _Tally:
         self.output += output
         self.read += read
         self.written += written
-        self.models.setdefault(model, priced.place)
+        self.models.setdefault(model, place)
         if cost is None:
             self.unpriced_tokens += plain + output + read + written
-            self.unpriced_models.setdefault(model, priced.place)
+            self.unpriced_models.setdefault(model, place)
         else:
             self.costs.append(cost)
         if priced.first:
@@ -387,7 +538,7 @@ provider it is unique within, and its name."""
 
 
 def usage_report(
-    sessions: Iterable[tuple[SessionInfo, Iterable[Charged]]],
+    sessions: Iterable[tuple[SessionInfo, Iterable[Charged] | SessionFold]],
     *,
     prices: PriceTable,
     by: UsageGrouping = "day",
@@ -395,59 +546,28 @@ def usage_report(
     until: dt.date | None = None,
     tz: dt.tzinfo | None = None,
 ) -> UsageReport:
-    """Totals per ``by`` group, and over all (module docstring: every rule)."""
+    """Totals per ``by`` group, and over all (module docstring: every rule). A session
+    may come folded already (``SessionFold``, by a ``SessionFolder`` of the same dates,
+    zone and prices)."""
     tallies: dict[tuple[str, str], tuple[_Tally, SessionInfo]] = {}
-    filtered = since is not None or until is not None
-    days_of = _Days(tz).of
+    folder = SessionFolder(prices, since=since, until=until, tz=tz)
     key_of = _KEYS[by]
-    long_over = prices.long_prompt_over
     place = 0
     for info, entries in _once(sessions):
-        # One pass sums the session's entries by (day, model, price day, long prompt,
-        # cache read, cache write); each sum is priced and counted once, after it.
-        alike: dict[tuple[str, str, dt.date, bool, bool, bool], _Priced] = {}
-        for entry in entries:
-            stamp = entry.timestamp
-            days = days_of(stamp)
-            if days is None:
-                if filtered:
-                    continue
-                name, price_day = "", dt.date.max
-            else:
-                day, name, price_day = days
-                if (since is not None and day < since) or (until is not None and day > until):
-                    continue
-            usage = entry.usage
-            assert usage is not None  # an entry has tokens (``_session_entries``)
-            model, everything = entry.model, usage.input_tokens
-            read, written = usage.cached_input_tokens, usage.cache_write_tokens
-            key = (
-                name,
-                model,
-                price_day,
-                everything > long_over(model, price_day),
-                read > 0,
-                written > 0,
-            )
-            priced = alike.get(key)
-            if priced is None:
-                priced = alike[key] = _Priced(place)
-            priced.everything += everything
-            priced.output += usage.output_tokens
-            priced.read += read
-            priced.written += written
-            if stamp:
-                if not priced.first or stamp < priced.first:
-                    priced.first = stamp
-                priced.last = max(priced.last, stamp)
-            place += 1
-        for (name, model, price_day, long_prompt, _, _), priced in alike.items():
+        # Each sum of alike entries is priced and counted once.
+        if isinstance(entries, SessionFold):
+            groups: Iterable[tuple[_Alike, _Priced]] = entries.groups
+            offset, place = place, place + entries.count
+        else:
+            alike, place_after = folder.alike(entries, place)
+            groups, offset, place = alike.items(), 0, place_after
+        for (name, model, price_day, long_prompt, _, _), priced in groups:
             row_key = key_of(info, model, name)
             found = tallies.get(row_key)
             if found is None:
                 found = tallies[row_key] = (_Tally(), info)
             cost = prices.cost(model, price_day, priced.usage(), long_prompt=long_prompt)
-            found[0].add(info.provider, model, priced, cost)
+            found[0].add(info.provider, model, priced, cost, priced.place + offset)
     rows = []
     for (_, name), (tally, info) in tallies.items():
         if by == "session":

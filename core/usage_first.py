@@ -8,8 +8,10 @@ adapter's own full parse, of which only the records with usage are kept.
 
 The files go to a pool of forked workers, one per core available, biggest first; each
 returns its ``UsageParse`` (a few tuples per response) and the indexing process writes
-them as they come. Forked, the workers inherit the adapters and start in milliseconds;
-under ``POOL_MIN_BYTES`` of work, or on one core, the parse stays in process. A file a
+them as they come. Given a ``SessionFolder`` (a first ``usage``, ADR 0061), each file's
+rows are folded where they were parsed too, and the fold is handed back beside them.
+Forked, the workers inherit the adapters and start in milliseconds; under
+``POOL_MIN_BYTES`` of work, or on one core, the parse stays in process. A file a
 worker did not hand back — it failed, or the worker died (killed, or by a mapped file
 cut short under it: ``disposable``) — is read in process.
 """
@@ -29,7 +31,8 @@ import msgspec
 from agentspool.core.runs import prompt_title
 from agentspool.core.seam import Adapter, ResumedParse, UsageView
 from agentspool.core.store import UsageParse
-from agentspool.core.store_rows import Span, encode_usage_rows
+from agentspool.core.store_rows import KeptUsage, Span, encode_usage_rows
+from agentspool.core.usage import SessionFold, SessionFolder
 from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
 
@@ -71,9 +74,12 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
     )
 
 
-def usage_parse(adapter: Adapter, path: str) -> UsageParse:
+def usage_parse(
+    adapter: Adapter, path: str, folder: SessionFolder | None = None
+) -> tuple[UsageParse, SessionFold | None]:
     """``path``'s usage view with the file's stat as seen before the read (a later
-    change makes the next run read it again), the usage encoded for the store.
+    change makes the next run read it again), the usage encoded for the store; and its
+    rows folded by ``folder``, if one is given.
     Raises ``TranscriptReplacedError`` if another file took its name meanwhile."""
     history = adapter.history
     assert history is not None  # the planner chose a file of an adapter that resumes
@@ -83,22 +89,26 @@ def usage_parse(adapter: Adapter, path: str) -> UsageParse:
     now = os.stat(path)
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
         raise TranscriptReplacedError(path)
-    return UsageParse(
+    rows = view.rows if folder is None else [KeptUsage(*row) for row in view.rows]
+    parsed = UsageParse(
         device=st.st_dev,
         inode=st.st_ino,
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         count=view.count,
-        rows=encode_usage_rows(view.rows),
+        rows=encode_usage_rows(rows),
         facts=view.facts,
         title=view.title,
         first=view.first,
         last=view.last,
     )
+    return parsed, None if folder is None else folder.fold(rows)  # type: ignore[arg-type]
 
 
 _JOBS: list[tuple[Adapter, str]] = []
 """The usage-first parses of one run, read by the forked workers by index."""
+_FOLDER: list[SessionFolder | None] = [None]
+"""The run's folder, if it folds (read by the forked workers too)."""
 _DISPOSABLE = False
 
 
@@ -110,18 +120,24 @@ def disposable() -> bool:
     return _DISPOSABLE
 
 
-def _usage_job(n: int) -> tuple[int, UsageParse | BaseException]:
+_Parsed = tuple[int, UsageParse | BaseException, SessionFold | None]
+"""A job's index, its parse or failure, and its fold."""
+
+
+def _usage_job(n: int) -> _Parsed:
     adapter, path = _JOBS[n]
     try:
-        return n, usage_parse(adapter, path)
+        return (n, *usage_parse(adapter, path, _FOLDER[0]))
     except Exception as exc:  # noqa: BLE001 - handed to the writer, which reports it
-        return n, exc
+        return n, exc, None
 
 
 def usage_parses(
-    jobs: list[tuple[Adapter, str, int]], workers: int | None
-) -> Iterator[tuple[int, UsageParse | BaseException]]:
-    """Each job's ``usage_parse`` (index into ``jobs``, result or failure) as it
+    jobs: list[tuple[Adapter, str, int]],
+    workers: int | None,
+    folder: SessionFolder | None = None,
+) -> Iterator[_Parsed]:
+    """Each job's ``usage_parse`` (index into ``jobs``, result or failure, fold) as it
     finishes: on every core by forked workers (this process writes), the biggest files
     first; in this process when it is little or there is one core, and for the files a
     worker did not hand back (it failed them, or died)."""
@@ -129,19 +145,21 @@ def usage_parses(
     total = sum(size for _, _, size in jobs)
     order = sorted(range(len(jobs)), key=lambda n: -jobs[n][2])
     _JOBS[:] = [(a, p) for a, p, _ in jobs]
+    _FOLDER[0] = folder
     done: set[int] = set()
     try:
         if cores >= 2 and len(jobs) >= 2 and total >= POOL_MIN_BYTES:
             sizes = [size for _, _, size in jobs]
             shares = _shares(order, sizes, min(cores, len(jobs)))
-            for n, parsed in _forked(shares):
+            for n, parsed, fold in _forked(shares):
                 done.add(n)
-                yield n, parsed
+                yield n, parsed, fold
         for n in order:
             if n not in done:
                 yield _usage_job(n)
     finally:
         _JOBS.clear()
+        _FOLDER[0] = None
 
 
 def _shares(order: list[int], sizes: list[int], workers: int) -> list[list[int]]:
@@ -156,11 +174,12 @@ def _shares(order: list[int], sizes: list[int], workers: int) -> list[list[int]]
 
 
 _FRAME = struct.Struct("<I")
-"""A worker's result on its pipe: its length, then ``(job, UsageParse)`` as msgpack."""
-_decode_result = msgspec.msgpack.Decoder(tuple[int, UsageParse]).decode
+"""A worker's result on its pipe: its length, then ``(job, UsageParse, fold)`` as
+msgpack."""
+_decode_result = msgspec.msgpack.Decoder(tuple[int, UsageParse, SessionFold | None]).decode
 
 
-def _forked(shares: list[list[int]]) -> Iterator[tuple[int, UsageParse]]:
+def _forked(shares: list[list[int]]) -> Iterator[tuple[int, UsageParse, SessionFold | None]]:
     """Each share's parses by a forked worker of its own, as they are handed back.
 
     A plain fork and a pipe per worker, not ``multiprocessing`` (~18 ms to import, a
@@ -201,9 +220,9 @@ def _work(share: list[int], pipe: int) -> NoReturn:
     try:
         encode = msgspec.msgpack.Encoder().encode
         for n in share:
-            _, parsed = _usage_job(n)
+            _, parsed, fold = _usage_job(n)
             if isinstance(parsed, UsageParse):
-                data = encode((n, parsed))
+                data = encode((n, parsed, fold))
                 _write_all(pipe, _FRAME.pack(len(data)) + data)
     except BaseException:  # noqa: BLE001 - a worker only ends; the parent reads what is left
         code = 1
@@ -216,7 +235,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _handed_back(pipes: list[int]) -> Iterator[tuple[int, UsageParse]]:
+def _handed_back(pipes: list[int]) -> Iterator[tuple[int, UsageParse, SessionFold | None]]:
     """Every whole result on ``pipes``, as it arrives, until each worker has ended."""
     pending = {fd: bytearray() for fd in pipes}
     with selectors.DefaultSelector() as selector:

@@ -9,6 +9,7 @@ the files people really have.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -137,3 +138,18 @@ def test_the_usage_view_of_every_claude_code_file_is_its_full_parse(
     full = full_usage_view(history.resume_transcript(transcript, 0, b""))
     assert [r[1:] for r in view.rows] == [r[1:] for r in full.rows]
     assert (view.facts, view.first, view.last) == (full.facts, full.first, full.last)
+
+
+@pytest.mark.parametrize("by", ["session", "day"])
+def test_a_first_usage_reports_what_the_whole_index_reports(
+    ws: Workspace, usage, by: str, tmp_path: Path
+) -> None:
+    """ADR 0061: the first ``usage`` on a machine (no store yet) folds each file where it
+    is parsed, and reads back only the usage of files that share a response with
+    another; its report is the one a whole index of the same files gives
+    (``compare_usage`` indexed them whole)."""
+    fresh = dataclasses.replace(ws, env={**ws.env, "AGENTSPOOL_DATA_DIR": str(tmp_path)})
+    first = json.loads(fresh.run("usage", "--by", by, "--json").stdout)
+    whole = json.loads(ws.run("usage", "--by", by, "--json", "--no-index").stdout)
+    assert first == whole
+    assert len(first["rows"]) > 50

@@ -53,13 +53,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def index(
-    store: str | None, *, forget_gone: bool = False, wait: bool = True, usage_first: bool = False
+    store: str | None,
+    *,
+    forget_gone: bool = False,
+    wait: bool = True,
+    usage_first: bool = False,
+    folder: Any = None,
 ) -> Any:
     """``index_history`` with a progress bar on a terminal once it has run ``BAR_AFTER``
     seconds with bytes left to read (rich: only then, ADR 0023)."""
     if not sys.stderr.isatty():
         return agentspool.index_history(
-            store, forget_gone=forget_gone, wait=wait, usage_first=usage_first
+            store, forget_gone=forget_gone, wait=wait, usage_first=usage_first, folder=folder
         )
     started = time.monotonic()
     bar: Any = None  # the rich Progress, once started
@@ -77,7 +82,12 @@ def index(
 
     try:
         return agentspool.index_history(
-            store, progress=progress, forget_gone=forget_gone, wait=wait, usage_first=usage_first
+            store,
+            progress=progress,
+            forget_gone=forget_gone,
+            wait=wait,
+            usage_first=usage_first,
+            folder=folder,
         )
     finally:
         if bar is not None:
@@ -111,10 +121,10 @@ def warn(report: agentspool.IndexReport, store: str | None) -> None:
         print(f"agentspool: {one_line(error)}", file=sys.stderr)
 
 
-def index_quietly(store: str | None, *, usage_first: bool = False) -> Any:
+def index_quietly(store: str | None, *, usage_first: bool = False, folder: Any = None) -> Any:
     """Bring the store up to date before reading it; another indexer at work: read it
     as it is. A file that could not be read is one line on stderr. ``usage_first``:
-    only what ``usage`` reads (ADR 0043)."""
-    report = index(store, wait=False, usage_first=usage_first)
+    only what ``usage`` reads (ADR 0043), folded by ``folder`` (ADR 0061)."""
+    report = index(store, wait=False, usage_first=usage_first, folder=folder)
     warn(report, store)
     return report

@@ -72,14 +72,15 @@ def run(args: argparse.Namespace) -> int:
     from agentspool.cli import usage_kept
 
     watch = usage_kept.Watch(args.store or agentspool.default_store_path())
-    kept = args.json and not args.prices
-    if not args.no_index:
+    indexed: list[agentspool.IndexReport] = []
+
+    def index(folder: object) -> None:
         watch.start()
         try:
-            indexed = index_quietly(args.store, usage_first=True)
+            indexed.append(index_quietly(args.store, usage_first=True, folder=folder))
         finally:
             watch.stop()
-        kept = kept and not (indexed.busy or indexed.errors or indexed.tightened)
+
     report = agentspool.usage(
         by=args.by,
         since=args.since,
@@ -88,8 +89,10 @@ def run(args: argparse.Namespace) -> int:
         timezone=args.timezone,
         prices=args.prices,
         store=args.store,
-        index=False,
+        index=False if args.no_index else index,
     )
+    kept = args.json and not args.prices
+    kept = kept and not any(i.busy or i.errors or i.tightened for i in indexed)
     if args.json:
         output = print_json(report)
         if kept:

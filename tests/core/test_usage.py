@@ -16,7 +16,14 @@ import usage_corpus as corpus
 import agentspool
 from agentspool.core.pricing import load_prices
 from agentspool.core.seam import Message, Usage
-from agentspool.core.usage import SessionInfo, UsageReport, usage_report
+from agentspool.core.usage import (
+    SessionFold,
+    SessionFolder,
+    SessionInfo,
+    UsageReport,
+    merged_folds,
+    usage_report,
+)
 
 PRICES = load_prices()
 SONNET = (3.0, 15.0, 0.30, 3.75)  # $/MTok input, output, cache read, cache write
@@ -379,3 +386,77 @@ def test_a_provider_not_asked_for_is_not_read() -> None:
     assert [r.key for r in found.rows] == ["gpt-5-codex", "gpt-5.1-codex-mini"]
     with pytest.raises(agentspool.UnknownProviderError):
         agentspool.usage(providers=["nope"])
+
+
+# -- folded before the report (ADR 0061) --------------------------------------------------
+
+
+def _spanned(session_id: str, *files: list[Message]) -> SessionInfo:
+    """A session whose span the store would give: its first and last record's moment."""
+    stamps = [dt.datetime.fromisoformat(m.timestamp).timestamp() for f in files for m in f]
+    return SessionInfo(
+        provider="claude-code", session_id=session_id, started=min(stamps), updated=max(stamps)
+    )
+
+
+FIRST_FILE = [
+    reply("m1", "2026-10-01T23:30:00Z", 10, 5, read=100),
+    reply("m2", "2026-10-01T23:40:00Z", 250_000, 7, model="claude-sonnet-4-5"),  # long prompt
+    reply("m2", "2026-10-01T23:41:00Z", 99, 99),  # the same response again: not counted
+    reply("m3", "2026-10-02T00:10:00Z", 4, 3, write=50, model="claude-haiku-4-5"),
+]
+SECOND_FILE = [  # a subagent's file of the same session
+    reply("s1", "2026-10-02T01:00:00Z", 8, 2, model="claude-opus-4-1"),
+    # Priced as m1 is, and written earlier than m1 (clocks step back).
+    reply("s0", "2026-10-01T22:00:00Z", 5, 5, read=10),
+    reply("s2", "2026-10-02T01:05:00Z", 6, 1, read=40, write=10),
+    reply("", "2026-10-02T01:06:00Z", 1, 1),  # no id: counts on its own
+    reply("", "2026-10-02T01:07:00Z", 1, 1),
+]
+LATER_SESSION = [
+    reply("o1", "2026-10-03T09:00:00Z", 30, 20, model="gpt-5-codex"),
+    reply("o2", "2026-10-03T09:00:30Z", 3, 2, model="claude-haiku-4-5"),
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"by": "day"},
+        {"by": "session"},
+        {"by": "model"},
+        {"by": "day", "tz": zoneinfo.ZoneInfo("America/New_York")},
+        {"by": "day", "since": dt.date(2026, 10, 2), "until": dt.date(2026, 10, 2)},
+    ],
+)
+def test_sessions_folded_file_by_file_report_what_their_records_report(options: Any) -> None:
+    """A first ``usage`` folds each file where it is parsed and merges a session's files
+    in order: every total, cost, model (in order of first use) and time is the fold of
+    the records themselves."""
+    main, later = _spanned("s-main", FIRST_FILE, SECOND_FILE), _spanned("s-later", LATER_SESSION)
+    expected = report((main, FIRST_FILE + SECOND_FILE), (later, LATER_SESSION), **options)
+    folder = SessionFolder(
+        PRICES, since=options.get("since"), until=options.get("until"), tz=options.get("tz")
+    )
+    # Through msgpack, as a forked worker hands a fold back.
+    decode = msgspec.msgpack.Decoder(SessionFold).decode
+    folds = [decode(msgspec.msgpack.encode(folder.fold(f))) for f in (FIRST_FILE, SECOND_FILE)]
+    folded = report((main, merged_folds(folds)), (later, folder.fold(LATER_SESSION)), **options)
+    assert folded == expected
+    assert expected.total.total_tokens > 0
+    if options == {"by": "day"}:
+        # Places count on across files and sessions: the later session's model is last.
+        assert expected.total.models == [
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-opus-4-1",
+            "gpt-5-codex",
+        ]
+
+
+def test_a_session_folded_without_its_span_is_refused() -> None:
+    """Sessions count in the order of their span; a fold holds no record's place in its
+    file, so a session given folded must come with the span its store gives."""
+    info = SessionInfo(provider="claude-code", session_id="s")
+    with pytest.raises(ValueError, match="folded without its span"):
+        report((info, SessionFolder(PRICES).fold(LATER_SESSION)))  # type: ignore[arg-type]
