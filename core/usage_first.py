@@ -6,20 +6,23 @@ reading of the format that still gives every response's usage as the full parse 
 it. ``full_usage_view`` is that reading for a format that allows nothing narrower: the
 adapter's own full parse, of which only the records with usage are kept.
 
-The files go to a pool of forked workers, one per core available, biggest first; each
-returns its ``UsageParse`` (a few tuples per response) and the indexing process writes
-them as they come. Given a ``SessionFolder`` (a first ``usage``, ADR 0061), each file's
-rows are folded where they were parsed too, and the fold is handed back beside them.
-Forked, the workers inherit the adapters and start in milliseconds; under
-``POOL_MIN_BYTES`` of work, or on one core, the parse stays in process. A file a
-worker did not hand back — it failed, or the worker died (killed, or by a mapped file
-cut short under it: ``disposable``) — is read in process.
+The files go to a pool of forked workers, one per core available, biggest first, each
+worker taking the next file when it is done with one; each returns its ``UsageParse`` (a
+few tuples per response) and the indexing process writes them as they come. Given a
+``SessionFolder`` (a first ``usage``, ADR 0061), each file's rows are folded where they
+were parsed too, and the fold is handed back beside them. Forked, the workers inherit
+the adapters and start in milliseconds; under ``POOL_MIN_BYTES`` of work, or on one
+core, the parse stays in process. A file a worker did not hand back — it failed, or the
+worker died (killed, or by a mapped file cut short under it: ``disposable``) — is read
+in process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import select
 import selectors
 import signal
 import struct
@@ -149,9 +152,7 @@ def usage_parses(
     done: set[int] = set()
     try:
         if cores >= 2 and len(jobs) >= 2 and total >= POOL_MIN_BYTES:
-            sizes = [size for _, _, size in jobs]
-            shares = _shares(order, sizes, min(cores, len(jobs)))
-            for n, parsed, fold in _forked(shares):
+            for n, parsed, fold in _forked(order, min(cores, len(jobs))):
                 done.add(n)
                 yield n, parsed, fold
         for n in order:
@@ -162,15 +163,34 @@ def usage_parses(
         _FOLDER[0] = None
 
 
-def _shares(order: list[int], sizes: list[int], workers: int) -> list[list[int]]:
-    """The jobs shared out, in ``order``, each to the worker with the fewest bytes yet."""
-    shares: list[list[int]] = [[] for _ in range(workers)]
-    loads = [0] * workers
-    for n in order:
-        least = loads.index(min(loads))
-        shares[least].append(n)
-        loads[least] += sizes[n]
-    return shares
+_TICKET = struct.Struct("<I")
+"""A job on the workers' shared queue: its index."""
+_QUEUE_BYTES = 1 << 20
+"""The most a pipe may hold here without privileges (Linux's default pipe-max-size)."""
+
+
+def _queue(order: list[int]) -> int:
+    """The read end of a pipe holding ``order``'s jobs, a ticket each, in order, its write
+    end closed: each worker takes the next ticket when it is done with a file, so a
+    worker slowed by the machine's other work takes fewer (one 4-byte read of a pipe is
+    one ticket: the pipe hands out whole writes of 4 bytes to one reader at a time).
+    Tickets that do not fit in the pipe's buffer are left out: done in this process."""
+    read, write = os.pipe()
+    try:
+        tickets = struct.pack(f"<{len(order)}I", *order)
+        with contextlib.suppress(OSError, AttributeError):  # not Linux: the default size
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, min(len(tickets), _QUEUE_BYTES))
+        os.set_blocking(write, False)
+        for at in range(0, len(tickets), select.PIPE_BUF):
+            os.write(write, tickets[at : at + select.PIPE_BUF])  # whole, or BlockingIOError
+    except BlockingIOError:
+        pass  # the pipe is full: the jobs after are this process's
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    return read
 
 
 _FRAME = struct.Struct("<I")
@@ -179,8 +199,9 @@ msgpack."""
 _decode_result = msgspec.msgpack.Decoder(tuple[int, UsageParse, SessionFold | None]).decode
 
 
-def _forked(shares: list[list[int]]) -> Iterator[tuple[int, UsageParse, SessionFold | None]]:
-    """Each share's parses by a forked worker of its own, as they are handed back.
+def _forked(order: list[int], workers: int) -> Iterator[tuple[int, UsageParse, SessionFold | None]]:
+    """The jobs parsed by ``workers`` forked workers sharing one queue (``_queue``), as
+    they are handed back.
 
     A plain fork and a pipe per worker, not ``multiprocessing`` (~18 ms to import, a
     tenth of a first ``usage``): forked, a worker has the adapters and the jobs already.
@@ -188,22 +209,27 @@ def _forked(shares: list[list[int]]) -> Iterator[tuple[int, UsageParse, SessionF
     it died, is not yielded (the caller does it in this process, and sees its failure
     there)."""
     children: dict[int, int] = {}  # a worker's pipe → its pid
+    queue = _queue(order)
     try:
-        for share in shares:
+        for _ in range(workers):
             read, write = os.pipe()
             try:
                 pid = os.fork()
-            except OSError:  # no process to be had (EAGAIN): this share is done here
+            except OSError:  # no process to be had (EAGAIN): the others take its share
                 os.close(read)
                 os.close(write)
                 break
             if pid == 0:
                 os.close(read)
-                _work(share, write)
+                _work(queue, write)
             os.close(write)
             children[read] = pid
+        os.close(queue)
+        queue = -1
         yield from _handed_back(list(children))
     finally:
+        if queue >= 0:
+            os.close(queue)
         for read, pid in children.items():
             os.close(read)
             with contextlib.suppress(ProcessLookupError):
@@ -211,15 +237,17 @@ def _forked(shares: list[list[int]]) -> Iterator[tuple[int, UsageParse, SessionF
             os.waitpid(pid, 0)
 
 
-def _work(share: list[int], pipe: int) -> NoReturn:
-    """A worker's life: its share parsed, each result written to ``pipe``; then exit,
-    without the parent's cleanup (its store connection, its buffered output)."""
+def _work(queue: int, pipe: int) -> NoReturn:
+    """A worker's life: the jobs it takes from ``queue`` parsed, each result written to
+    ``pipe``; then exit, without the parent's cleanup (its store connection, its
+    buffered output)."""
     global _DISPOSABLE  # noqa: PLW0603 - set once, in the worker it describes
     _DISPOSABLE = True
     code = 0
     try:
         encode = msgspec.msgpack.Encoder().encode
-        for n in share:
+        while len(ticket := os.read(queue, _TICKET.size)) == _TICKET.size:
+            (n,) = _TICKET.unpack(ticket)
             _, parsed, fold = _usage_job(n)
             if isinstance(parsed, UsageParse):
                 data = encode((n, parsed, fold))
