@@ -38,7 +38,6 @@ store; readers (search, show, usage) never wait.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import stat
 import time
@@ -118,6 +117,8 @@ def _fingerprint(fd: int, offset: int) -> bytes:
     head = os.pread(fd, min(FINGERPRINT, offset), 0)
     start = max(0, offset - FINGERPRINT)
     tail = os.pread(fd, offset - start, start)
+    import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every command)
+
     return hashlib.blake2b(head + b"\0" + tail, digest_size=16).digest()
 
 

@@ -7,7 +7,6 @@ an error note) into canonical values (docs/providers/claude-code.md §4, §9).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, get_args, get_origin
@@ -401,6 +400,8 @@ def digest(text: str) -> str:
     can be pages long, and 2.1.x files keep every call's until the state drops it)."""
     if not text:
         return ""
+    import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every command)
+
     return hashlib.blake2b(text.encode(errors="replace"), digest_size=12).hexdigest()
 
 

@@ -21,7 +21,6 @@ Any ``-c`` forces Codex's embedded mode, where hooks inherit the spawner's envir
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -99,6 +98,8 @@ def trusted_hash(event: str, command: str | None = None, timeout: int | None = 0
         ],
     }
     text = json.dumps(group, sort_keys=True, separators=(",", ":"))
+    import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every command)
+
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 from collections.abc import Callable
@@ -112,6 +111,8 @@ def decode(data: bytes, path: str) -> str:
 def _lock_path(path: str) -> str:
     # Beside the runtime dir's other locks, not beside the user's file: a lock file in
     # ~/.claude would be one more file the user never asked for.
+    import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every command)
+
     digest = hashlib.sha256(path.encode()).hexdigest()[:24]
     return os.path.join(ensure_runtime_dir(default_runtime_dir()), f".install-{digest}.lock")
 

@@ -16,7 +16,6 @@ here, before the spawn, could turn a race into a hung agent.
 from __future__ import annotations
 
 import os
-import secrets
 
 import msgspec
 
@@ -63,6 +62,8 @@ def setup(run_id: str, runtime_dir: str) -> Spawn:
     run_dir = ensure_run_dir(runtime_dir, run_id)
     path = os.path.join(run_dir, PLUGIN_FILE)
     write_private_file(path, plugin_source(runtime_dir, run_id).encode())
+    import secrets  # here: every command that loads the adapters paid 2 ms for it
+
     secret = os.environ.get(PASSWORD_ENV) or secrets.token_urlsafe(24)
     write_private_file(os.path.join(run_dir, PASSWORD_FILE), secret.encode() + b"\n")
     env = {

@@ -20,9 +20,7 @@ user ``opencode``): ``setup`` chooses one per run and keeps it in the run dir.
 
 from __future__ import annotations
 
-import base64
 import os
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -72,6 +70,8 @@ def _get(port: int, path: str, secret: str) -> list[Payload] | None:
 
     headers = {"Accept": "application/json"}
     if secret:
+        import base64
+
         token = base64.b64encode(f"{USER}:{secret}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
@@ -94,6 +94,9 @@ def snapshot(
     """What the server at ``url`` says waits now in ``sessions`` (a top-level session and
     its subagents'; ``agent_of`` maps a subagent's session to its ``agent_id``), as
     events stamped ``at``. ``[]`` when the server cannot be asked or does not answer."""
+    # Here, not at import: every command that loads the adapters paid 2 ms for it.
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     if parts.scheme != "http" or parts.hostname not in LOCAL or not parts.port:
         return []
