@@ -268,13 +268,18 @@ class _Days:
         self._by_minute: dict[str, tuple[dt.date, str, dt.date]] = {}
 
     def of(self, stamp: str) -> tuple[dt.date, str, dt.date] | None:
-        moment = _moment(stamp) if stamp else None
-        if moment is None:
+        if not stamp:
+            return None
+        try:
+            moment = dt.datetime.fromisoformat(stamp)  # a time that does not read: None
+        except ValueError:
             return None
         minute = stamp[:16] if stamp[-1:] == "Z" and stamp[13:14] == ":" else ""
         known = self._by_minute.get(minute) if minute else None
         if known is not None:
             return known
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
         # No zone: the machine's rules for that moment (its offset then, DST and all).
         day = moment.astimezone(self._tz).date()
         days = (day, day.isoformat(), moment.astimezone(dt.UTC).date())
@@ -369,6 +374,8 @@ class SessionFolder:
     ) -> None:
         self.prices, self.since, self.until, self.tz = prices, since, until, tz
         self._days_of = _Days(tz).of
+        self._long_over: dict[tuple[str, dt.date], float] = {}
+        """``prices.long_prompt_over`` by model and price day: asked once each."""
         self.folded: dict[int, SessionFold] = {}
         """The folds of the files an index read, by the store's id of each file."""
         self.generation = -1
@@ -389,7 +396,7 @@ class SessionFolder:
         since, until = self.since, self.until
         filtered = since is not None or until is not None
         days_of = self._days_of
-        long_over = self.prices.long_prompt_over
+        long_over = self._long_over
         alike: dict[_Alike, _Priced] = {}
         for entry in entries:
             stamp = entry.timestamp
@@ -406,14 +413,10 @@ class SessionFolder:
             assert usage is not None  # an entry has tokens (``_entries``)
             model, everything = entry.model, usage.input_tokens
             read, written = usage.cached_input_tokens, usage.cache_write_tokens
-            key = (
-                name,
-                model,
-                price_day,
-                everything > long_over(model, price_day),
-                read > 0,
-                written > 0,
-            )
+            over = long_over.get((model, price_day))
+            if over is None:
+                over = long_over[model, price_day] = self.prices.long_prompt_over(model, price_day)
+            key = (name, model, price_day, everything > over, read > 0, written > 0)
             priced = alike.get(key)
             if priced is None:
                 priced = alike[key] = _Priced(place)
@@ -424,7 +427,9 @@ class SessionFolder:
             if stamp:
                 if not priced.first or stamp < priced.first:
                     priced.first = stamp
-                priced.last = max(priced.last, stamp)
+                # Not max(): the call is a fifth of this loop (8 ms of 36 k entries).
+                if stamp > priced.last:  # noqa: PLR1730
+                    priced.last = stamp
             place += 1
         return alike, place
 
