@@ -180,33 +180,10 @@ def _stored_usage(
     }
     files = [s for members in chosen.values() for s in members]
     records = store.usage_by_session([s.id for s in files if s.id not in folded])
-    shared = (
-        _shared_ids(
-            folded[s.id].ids if s.id in folded else [r.message_id for r in records.get(s.id, ())]
-            for s in files
-        )
-        if folded
-        else set()
-    )
-    as_folded = {
-        group
-        for group, members in chosen.items()
-        if all(
-            s.id in folded and s.started and s.updated and shared.isdisjoint(folded[s.id].ids)
-            for s in members
-        )
-    }
-    records.update(
-        store.usage_by_session(
-            [
-                s.id
-                for group, members in chosen.items()
-                if group not in as_folded
-                for s in members
-                if s.id in folded
-            ]
-        )
-    )
+    as_folded = _standing_folds(chosen, folded, records)
+    # A session some of whose files were folded, but not all its folds stand: read back.
+    unfolded = [s for group, members in chosen.items() if group not in as_folded for s in members]
+    records.update(store.usage_by_session([s.id for s in unfolded if s.id in folded]))
     unique = {provider: _unique_response_ids(provider) for provider in wanted}
     for group, members in chosen.items():
         provider = group[0]
@@ -230,16 +207,37 @@ def _stored_usage(
             yield info, [r for s in members for r in records.get(s.id, ())]
 
 
-def _shared_ids(files: Iterator[list[str]]) -> set[str]:
-    """The response ids that more than one of ``files`` holds."""
+def _standing_folds(
+    chosen: Mapping[tuple[str, str], list[StoredSession]],
+    folded: Mapping[int, SessionFold],
+    records: Mapping[int, list[KeptUsage]],
+) -> set[tuple[str, str]]:
+    """The sessions to count by their files' folds (ADR 0061): every file folded and
+    spanned, and none of their responses in another file (the copy rule needs the
+    records of those). ``records``: the usage of every file not folded."""
+    if not folded:
+        return set()
     seen: set[str] = set()
-    shared: set[str] = set()
-    for ids in files:
-        mine = set(ids)
-        mine.discard("")
-        shared |= seen & mine
-        seen |= mine
-    return shared
+    shared: set[str] = set()  # the response ids more than one file holds
+    for members in chosen.values():
+        for s in members:
+            ids = (
+                folded[s.id].ids
+                if s.id in folded
+                else (r.message_id for r in records.get(s.id, ()))
+            )
+            mine = set(ids)
+            mine.discard("")
+            shared |= seen & mine
+            seen |= mine
+    return {
+        group
+        for group, members in chosen.items()
+        if all(
+            s.id in folded and s.started and s.updated and shared.isdisjoint(folded[s.id].ids)
+            for s in members
+        )
+    }
 
 
 # -- the history (issue 14, ADR 0022) ------------------------------------------------------

@@ -156,10 +156,6 @@ class UsageReport(msgspec.Struct, kw_only=True):
     total: UsageRow
 
 
-def _has_tokens(usage: Usage) -> bool:
-    return bool(usage.input_tokens or usage.output_tokens)
-
-
 def _entries(messages: Iterable[Charged]) -> list[Charged]:
     """A session's entries: its records with tokens, each response once (its first
     record with usage for a ``message_id``; one without an id counts on its own)."""
@@ -167,8 +163,8 @@ def _entries(messages: Iterable[Charged]) -> list[Charged]:
     seen: set[str] = set()
     for message in messages:
         usage = message.usage
-        if usage is None or not _has_tokens(usage):
-            continue
+        if usage is None or not (usage.input_tokens or usage.output_tokens):
+            continue  # no tokens at all: a synthetic error message
         message_id = message.message_id
         if message_id:
             if message_id in seen:
@@ -372,7 +368,7 @@ class SessionFolder:
         until: dt.date | None = None,
         tz: dt.tzinfo | None = None,
     ) -> None:
-        self.prices, self.since, self.until, self.tz = prices, since, until, tz
+        self.prices, self.since, self.until = prices, since, until
         self._days_of = _Days(tz).of
         self._long_over: dict[tuple[str, dt.date], float] = {}
         """``prices.long_prompt_over`` by model and price day: asked once each."""
