@@ -79,10 +79,10 @@ def usage(
     for name in names:
         registry.load(name)  # an unknown name fails before anything is read
     folder = SessionFolder(table, since=since, until=until, tz=zone)
-    if index is True:
-        index_history(store, wait=False, usage_first=True, folder=folder)
-    elif index is not False:
+    if callable(index):
         index(folder)
+    elif index:
+        index_history(store, wait=False, usage_first=True, folder=folder)
     import msgspec
 
     from agentspool.core.usage import UsageReport

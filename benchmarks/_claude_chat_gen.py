@@ -316,13 +316,27 @@ def _encode(lines: list[dict[str, object]]) -> str:
     )
 
 
-def write(path: str, size: int, seed: int = 7) -> int:
+NOT_TALK = frozenset({"api-request", "last-prompt", "mode", "permission-mode", "atis-latch"})
+"""The records of a turn that are no conversation (with ``attachment``): what
+``write(talk_only=True)`` leaves out."""
+
+
+def write(path: str, size: int, seed: int = 7, *, talk_only: bool = False) -> int:
+    """``talk_only``: every line a conversation record (prompts, assistant blocks, tool
+    results, the turn's system lines): no request record, attachment or bookkeeping line,
+    as in a session of mostly conversation. Per byte the harshest shape for a reader that
+    builds records: the fewest lines skipped unread."""
     rng = random.Random(seed)
     written = 0
     i = 0
     with open(path, "wb") as fh:
         while written < size:
-            chunk = _encode(turn_lines(i, rng)).encode()
+            lines = turn_lines(i, rng)
+            if talk_only:
+                lines = [
+                    x for x in lines if x["type"] not in NOT_TALK and x["type"] != "attachment"
+                ]
+            chunk = _encode(lines).encode()
             fh.write(chunk)
             written += len(chunk)
             i += 1

@@ -2,7 +2,9 @@
 
 For each mix (a transcript of real record shapes, ~200 MB): ``claude-code`` as the
 captures are (prompt snapshots carry most bytes), ``claude-code-chat`` as a long working
-session is (tool results and assistant blocks carry ~75 % of the bytes), ``codex``:
+session is (tool results and assistant blocks carry ~75 % of the bytes),
+``claude-code-talk`` the same session with its conversation records alone (no request
+record, attachment or bookkeeping line: the most records built per byte), ``codex``:
 
 (a) cold ``read_chat`` throughput as a ratio to a bare msgspec typed decode of every
     line of the same file; each run times both back to back and the median of the
@@ -24,6 +26,7 @@ Usage: python benchmarks/read.py [--size-mb 200] [--runs 7] [--mix NAME]. Ratios
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import subprocess
@@ -42,10 +45,20 @@ import _codex_gen
 
 from agentspool.adapters import registry
 
+
+class _ClaudeTalk:
+    """``claude-code-chat`` with conversation records only (``write(talk_only=True)``)."""
+
+    write = staticmethod(functools.partial(_claude_chat_gen.write, talk_only=True))
+    extra_turn = staticmethod(_claude_chat_gen.extra_turn)
+    conversation_share = staticmethod(_claude_chat_gen.conversation_share)
+
+
 # mix -> (provider, generator)
-MIXES = {
+MIXES: dict[str, tuple[str, Any]] = {
     "claude-code": ("claude-code", _claude_gen),
     "claude-code-chat": ("claude-code", _claude_chat_gen),
+    "claude-code-talk": ("claude-code", _ClaudeTalk),
     "codex": ("codex", _codex_gen),
 }
 
