@@ -92,20 +92,20 @@ def usage_parse(
     now = os.stat(path)
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
         raise TranscriptReplacedError(path)
-    rows = view.rows if folder is None else [KeptUsage(*row) for row in view.rows]
+    kept = None if folder is None else [KeptUsage(*row) for row in view.rows]
     parsed = UsageParse(
         device=st.st_dev,
         inode=st.st_ino,
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         count=view.count,
-        rows=encode_usage_rows(rows),
+        rows=encode_usage_rows(view.rows if kept is None else kept),
         facts=view.facts,
         title=view.title,
         first=view.first,
         last=view.last,
     )
-    return parsed, None if folder is None else folder.fold(rows)  # type: ignore[arg-type]
+    return parsed, None if folder is None or kept is None else folder.fold(kept)
 
 
 _JOBS: list[tuple[Adapter, str]] = []
@@ -172,9 +172,10 @@ _QUEUE_BYTES = 1 << 20
 def _queue(order: list[int]) -> int:
     """The read end of a pipe holding ``order``'s jobs, a ticket each, in order, its write
     end closed: each worker takes the next ticket when it is done with a file, so a
-    worker slowed by the machine's other work takes fewer (one 4-byte read of a pipe is
-    one ticket: the pipe hands out whole writes of 4 bytes to one reader at a time).
-    Tickets that do not fit in the pipe's buffer are left out: done in this process."""
+    worker slowed by the machine's other work takes fewer. A pipe's read is atomic and
+    the pipe holds whole tickets only (written in multiples of 4 bytes), so a 4-byte
+    read takes one ticket whole. Tickets that do not fit in the pipe's buffer are left
+    out: done in this process."""
     read, write = os.pipe()
     try:
         tickets = struct.pack(f"<{len(order)}I", *order)
