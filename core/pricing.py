@@ -85,6 +85,8 @@ class PriceTable:
         self._in_effect: dict[tuple[str, dt.date], ModelPrice | None] = {}
         """``price``'s answers: a report prices tens of thousands of entries of a few
         models on a few hundred days."""
+        self._long_over: dict[tuple[str, dt.date], float] = {}
+        """``long_prompt_over``'s answers, asked once per entry by the usage fold."""
 
     def rows(self, model: str) -> list[ModelPrice]:
         """The model's rows, oldest first: by its id, or by its id without a snapshot
@@ -108,10 +110,12 @@ class PriceTable:
     def long_prompt_over(self, model: str, day: dt.date) -> float:
         """The prompt size (input tokens) above which a response of ``model`` on ``day``
         is priced at the row's long-prompt rates (``inf``: it has none)."""
-        row = self.price(model, day)
-        if row is None or row.long_prompt is None:
-            return math.inf
-        return row.long_prompt.over
+        over = self._long_over.get((model, day))
+        if over is None:
+            row = self.price(model, day)
+            over = math.inf if row is None or row.long_prompt is None else row.long_prompt.over
+            self._long_over[model, day] = over
+        return over
 
     def cost(
         self, model: str, day: dt.date, usage: Usage, *, long_prompt: bool | None = None

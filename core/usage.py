@@ -284,6 +284,14 @@ class _Days:
         return days
 
 
+def _widened(first: str, last: str, other_first: str, other_last: str) -> tuple[str, str]:
+    """The first and the last timestamp of two sets of entries, each ``""`` where a set
+    has none (the empty string sorts first: it never wins ``first``)."""
+    if other_first and (not first or other_first < first):
+        first = other_first
+    return first, max(last, other_last)
+
+
 _Alike = tuple[str, str, dt.date, bool, bool, bool]
 """What decides a session's entries' row and rates: the day's name, the model, the UTC
 price day, a long prompt or not, cache reads or not, cache writes or not."""
@@ -317,9 +325,7 @@ class _Priced(msgspec.Struct, array_like=True, gc=False):
         self.output += other.output
         self.read += other.read
         self.written += other.written
-        if other.first and (not self.first or other.first < self.first):
-            self.first = other.first
-        self.last = max(self.last, other.last)
+        self.first, self.last = _widened(self.first, self.last, other.first, other.last)
 
 
 class SessionFold(msgspec.Struct, array_like=True, gc=False):
@@ -370,8 +376,6 @@ class SessionFolder:
     ) -> None:
         self.prices, self.since, self.until = prices, since, until
         self._days_of = _Days(tz).of
-        self._long_over: dict[tuple[str, dt.date], float] = {}
-        """``prices.long_prompt_over`` by model and price day: asked once each."""
         self.folded: dict[int, SessionFold] = {}
         """The folds of the files an index read, by the store's id of each file."""
         self.generation = -1
@@ -392,7 +396,7 @@ class SessionFolder:
         since, until = self.since, self.until
         filtered = since is not None or until is not None
         days_of = self._days_of
-        long_over = self._long_over
+        long_over = self.prices.long_prompt_over
         alike: dict[_Alike, _Priced] = {}
         for entry in entries:
             stamp = entry.timestamp
@@ -409,9 +413,7 @@ class SessionFolder:
             assert usage is not None  # an entry has tokens (``_entries``)
             model, everything = entry.model, usage.input_tokens
             read, written = usage.cached_input_tokens, usage.cache_write_tokens
-            over = long_over.get((model, price_day))
-            if over is None:
-                over = long_over[model, price_day] = self.prices.long_prompt_over(model, price_day)
+            over = long_over(model, price_day)
             key = (name, model, price_day, everything > over, read > 0, written > 0)
             priced = alike.get(key)
             if priced is None:
@@ -476,10 +478,7 @@ class _Tally:
             self.unpriced_models.setdefault(model, place)
         else:
             self.costs.append(cost)
-        if priced.first:
-            if not self.first or priced.first < self.first:
-                self.first = priced.first
-            self.last = max(self.last, priced.last)
+        self.first, self.last = _widened(self.first, self.last, priced.first, priced.last)
 
     @classmethod
     def total(cls, rows: Iterable[_Tally]) -> _Tally:
@@ -500,9 +499,7 @@ class _Tally:
             ):
                 for model, place in theirs.items():
                     mine[model] = min(mine.get(model, place), place)
-            if row.first and (not total.first or row.first < total.first):
-                total.first = row.first
-            total.last = max(total.last, row.last)
+            total.first, total.last = _widened(total.first, total.last, row.first, row.last)
         return total
 
     def row(self, key: str, *, project: str = "", path: str = "") -> UsageRow:
