@@ -316,9 +316,11 @@ def _encode(lines: list[dict[str, object]]) -> str:
     )
 
 
-NOT_TALK = frozenset({"api-request", "last-prompt", "mode", "permission-mode", "atis-latch"})
-"""The records of a turn that are no conversation (with ``attachment``): what
-``write(talk_only=True)`` leaves out."""
+NOT_TALK = frozenset(
+    {"api-request", "attachment", "last-prompt", "mode", "permission-mode", "atis-latch"}
+)
+"""The records of a turn that are no conversation: what ``write(talk_only=True)`` leaves
+out."""
 
 
 def write(path: str, size: int, seed: int = 7, *, talk_only: bool = False) -> int:
@@ -333,9 +335,7 @@ def write(path: str, size: int, seed: int = 7, *, talk_only: bool = False) -> in
         while written < size:
             lines = turn_lines(i, rng)
             if talk_only:
-                lines = [
-                    x for x in lines if x["type"] not in NOT_TALK and x["type"] != "attachment"
-                ]
+                lines = [x for x in lines if x["type"] not in NOT_TALK]
             chunk = _encode(lines).encode()
             fh.write(chunk)
             written += len(chunk)
