@@ -264,18 +264,13 @@ class _Days:
         self._by_minute: dict[str, tuple[dt.date, str, dt.date]] = {}
 
     def of(self, stamp: str) -> tuple[dt.date, str, dt.date] | None:
-        if not stamp:
-            return None
-        try:
-            moment = dt.datetime.fromisoformat(stamp)  # a time that does not read: None
-        except ValueError:
+        moment = _moment(stamp) if stamp else None
+        if moment is None:
             return None
         minute = stamp[:16] if stamp[-1:] == "Z" and stamp[13:14] == ":" else ""
         known = self._by_minute.get(minute) if minute else None
         if known is not None:
             return known
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.UTC)
         # No zone: the machine's rules for that moment (its offset then, DST and all).
         day = moment.astimezone(self._tz).date()
         days = (day, day.isoformat(), moment.astimezone(dt.UTC).date())
