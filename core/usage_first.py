@@ -197,10 +197,12 @@ def _queue(order: list[int]) -> int:
 _FRAME = struct.Struct("<I")
 """A worker's result on its pipe: its length, then ``(job, UsageParse, fold)`` as
 msgpack."""
-_decode_result = msgspec.msgpack.Decoder(tuple[int, UsageParse, SessionFold | None]).decode
+_HandedBack = tuple[int, UsageParse, SessionFold | None]
+"""What a worker hands back of a job it parsed: its index, its parse, its fold."""
+_decode_result = msgspec.msgpack.Decoder(_HandedBack).decode
 
 
-def _forked(order: list[int], workers: int) -> Iterator[tuple[int, UsageParse, SessionFold | None]]:
+def _forked(order: list[int], workers: int) -> Iterator[_HandedBack]:
     """The jobs parsed by ``workers`` forked workers sharing one queue (``_queue``), as
     they are handed back.
 
@@ -264,7 +266,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _handed_back(pipes: list[int]) -> Iterator[tuple[int, UsageParse, SessionFold | None]]:
+def _handed_back(pipes: list[int]) -> Iterator[_HandedBack]:
     """Every whole result on ``pipes``, as it arrives, until each worker has ended."""
     pending = {fd: bytearray() for fd in pipes}
     with selectors.DefaultSelector() as selector:
