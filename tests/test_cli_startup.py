@@ -125,5 +125,50 @@ def test_the_first_usage_on_an_empty_home_loads_nothing_it_does_not_use() -> Non
         "_hashlib",  # OpenSSL
         "urllib.parse",
         "secrets",
+        # msgspec's import would load it, and `inspect` with it: 10 ms (ADR 0062).
+        "typing_extensions",
+        "inspect",
     }
     assert modules & unused == set()
+
+
+_DECODE_AFTER_ENTRY = """
+import sys
+from typing import Annotated, NotRequired, TypedDict
+sys.argv = ["agentspool", "--version"]
+from agentspool.cli import entry
+entry._import_msgspec()
+assert "typing_extensions" not in sys.modules
+import msgspec
+class Limits(TypedDict):
+    soft: Annotated[int, msgspec.Meta(ge=0)]
+    hard: NotRequired[int]
+class Shaped(msgspec.Struct):
+    limits: Limits
+    name: Annotated[str, msgspec.Meta(max_length=3)]
+shaped = msgspec.json.decode(b'{"limits": {"soft": 1}, "name": "ab"}', type=Shaped)
+assert shaped.limits == {"soft": 1}
+try:
+    msgspec.json.decode(b'{"limits": {"soft": -1}, "name": "ab"}', type=Shaped)
+except msgspec.ValidationError:
+    pass
+else:
+    raise AssertionError("Annotated constraints were not read")
+import typing_extensions  # what textual and starlette import, later in a process
+assert typing_extensions.get_type_hints(Shaped, include_extras=True)
+print("ok")
+"""
+
+
+def test_msgspec_imported_without_typing_extensions_reads_annotated_and_optional_keys() -> None:
+    """The CLI's msgspec import (ADR 0062) keeps what msgspec reads of a type through
+    ``get_type_hints``: ``Annotated`` constraints and ``NotRequired`` keys; and
+    typing_extensions still imports afterwards."""
+    done = subprocess.run(
+        [sys.executable, "-c", _DECODE_AFTER_ENTRY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
