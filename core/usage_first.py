@@ -166,7 +166,8 @@ def usage_parses(
 _TICKET = struct.Struct("<I")
 """A job on the workers' shared queue: its index."""
 _QUEUE_BYTES = 1 << 20
-"""The most a pipe may hold here without privileges (Linux's default pipe-max-size)."""
+"""The most a pipe may hold without privileges (Linux's default pipe-max-size): the
+queue's, and each worker's results'."""
 
 
 def _queue(order: list[int]) -> int:
@@ -197,10 +198,6 @@ def _queue(order: list[int]) -> int:
 _FRAME = struct.Struct("<I")
 """A worker's result on its pipe: its length, then ``(job, UsageParse, fold)`` as
 msgpack."""
-_READ_BYTES = 1 << 16
-"""A pipe's default capacity: a read never returns more. (A read of 1 MB asked for a fresh
-mapping of 1 MB each time, then shrank it: ~20 ms of this process's CPU on a first
-``usage`` of 500 MB, taken from the workers' two cores.)"""
 _HandedBack = tuple[int, UsageParse, SessionFold | None]
 """What a worker hands back of a job it parsed: its index, its parse, its fold."""
 _decode_result = msgspec.msgpack.Decoder(_HandedBack).decode
@@ -220,6 +217,7 @@ def _forked(order: list[int], workers: int) -> Iterator[_HandedBack]:
     try:
         for _ in range(workers):
             read, write = os.pipe()
+            _widen(write)
             try:
                 pid = os.fork()
             except OSError:  # no process to be had (EAGAIN): the others take its share
@@ -242,6 +240,16 @@ def _forked(order: list[int], workers: int) -> Iterator[_HandedBack]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)  # one this process stopped reading from
             os.waitpid(pid, 0)
+
+
+def _widen(pipe: int) -> None:
+    """A result pipe as wide as an unprivileged process may make it (1 MB on Linux, not
+    64 KB): a worker then goes on to its next file while this process is held up — by an
+    ``fsync`` of the store's checkpoint (2-38 ms, several times a first ``usage``), or by
+    the workers themselves on the two cores. With 64 KB pipes each worker waited 38-75 ms
+    of a ~0.4 s first ``usage`` for its results to be read (ADR 0062)."""
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: the default size
+        fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, _QUEUE_BYTES)
 
 
 def _work(queue: int, pipe: int) -> NoReturn:
@@ -273,19 +281,23 @@ def _write_all(fd: int, data: bytes) -> None:
 def _handed_back(pipes: list[int]) -> Iterator[_HandedBack]:
     """Every whole result on ``pipes``, as it arrives, until each worker has ended."""
     pending = {fd: bytearray() for fd in pipes}
+    # Read into one buffer: a fresh 1 MB block for each ``os.read`` cost ~20 ms of this
+    # process's CPU on 500 MB, taken from the workers' two cores (ADR 0062).
+    scratch = bytearray(_QUEUE_BYTES)
+    into = memoryview(scratch)
     with selectors.DefaultSelector() as selector:
         for fd in pipes:
             selector.register(fd, selectors.EVENT_READ)
         while pending:
             for key, _ in selector.select():
                 fd = key.fd
-                chunk = os.read(fd, _READ_BYTES)
-                if not chunk:
+                got = os.readv(fd, [scratch])
+                if not got:
                     selector.unregister(fd)
                     del pending[fd]
                     continue
                 held = pending[fd]
-                held += chunk
+                held += into[:got]
                 while len(held) >= _FRAME.size:
                     (size,) = _FRAME.unpack_from(held)
                     if len(held) < _FRAME.size + size:
