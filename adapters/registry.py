@@ -57,9 +57,18 @@ class Builtin(NamedTuple):
     one provider)."""
     hook_module: str
     """``agentspool.hooks.<hook_module>`` is what its CLI runs; ``""``: a plugin instead."""
+    home: str
+    """The function of the subpackage's ``_home`` (standard library only) that names
+    where the CLI keeps what the history reads: every transcript the adapter lists is
+    under it (its session database for OpenCode). ``history_here`` asks it before the
+    adapter is loaded."""
 
     def load(self) -> Adapter:
         return _loader(f"{_PACKAGE}.{self.package}:{self.adapter}")()()
+
+    def history_here(self) -> bool:
+        where: str = getattr(import_module(f"{_PACKAGE}.{self.package}._home"), self.home)()
+        return bool(where) and os.path.exists(where)
 
     @property
     def kit(self) -> str:
@@ -71,14 +80,14 @@ class Builtin(NamedTuple):
 # where its subpackage exports it (``_: type[Adapter] = ...``), as an installed package
 # states it for its own.
 BUILTIN: dict[str, Builtin] = {
-    "claude-code": Builtin("claude_code", "ClaudeCode", "claude_code"),
-    "codex": Builtin("codex", "Codex", "codex"),
-    "gemini-cli": Builtin("gemini_cli", "GeminiCli", "gemini_cli"),
-    "opencode": Builtin("opencode", "OpenCode", ""),
-    "copilot": Builtin("copilot", "Copilot", "copilot"),
-    "kimi-code": Builtin("kimi_code", "KimiCode", "kimi_code"),
-    "qwen-code": Builtin("qwen_code", "QwenCode", "qwen_code"),
-    "pi": Builtin("pi", "Pi", ""),
+    "claude-code": Builtin("claude_code", "ClaudeCode", "claude_code", "config_dir"),
+    "codex": Builtin("codex", "Codex", "codex", "codex_home"),
+    "gemini-cli": Builtin("gemini_cli", "GeminiCli", "gemini_cli", "gemini_dir"),
+    "opencode": Builtin("opencode", "OpenCode", "", "database"),
+    "copilot": Builtin("copilot", "Copilot", "copilot", "copilot_home"),
+    "kimi-code": Builtin("kimi_code", "KimiCode", "kimi_code", "kimi_dir"),
+    "qwen-code": Builtin("qwen_code", "QwenCode", "qwen_code", "qwen_dir"),
+    "pi": Builtin("pi", "Pi", "", "agent_dir"),
 }
 _loaded: dict[str, Adapter] = {}
 
@@ -176,6 +185,28 @@ def hook_modules() -> tuple[str, ...]:
 def kits() -> dict[str, str]:
     """Each built-in provider's conformance kit, ``module:attribute``."""
     return {name: row.kit for name, row in BUILTIN.items()}
+
+
+def history_here(name: str) -> bool:
+    """Whether the provider may have history on this machine: for a built-in, whether
+    where its CLI keeps it exists (``Builtin.home``), asked without loading the adapter
+    (its imports cost a first ``usage`` ~3 ms a provider, ADR 0062); an installed
+    adapter is always asked itself."""
+    row = BUILTIN.get(name)
+    return row is None or row.history_here()
+
+
+def exported_on_use(package: str, name: str) -> Callable[[str], object]:
+    """A built-in subpackage's module ``__getattr__``: its adapter class ``name``, imported
+    from its ``_adapter`` when first asked for, so that importing the subpackage (for its
+    ``_home``) loads nothing else."""
+
+    def attribute(wanted: str) -> object:
+        if wanted == name:
+            return getattr(import_module(f"{package}._adapter"), name)
+        raise AttributeError(f"module {package!r} has no attribute {wanted!r}")
+
+    return attribute
 
 
 def load(name: str) -> Adapter:

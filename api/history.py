@@ -106,8 +106,15 @@ def index_history(
     from agentspool.adapters import registry
     from agentspool.core import history
 
-    adapters = [registry.load(name) for name in registry.names()]
     with open_history(store) as opened:
+        # A provider with nothing on this machine and nothing in the store has nothing to
+        # index: it is not loaded (ADR 0062).
+        held = opened.providers()
+        adapters = [
+            registry.load(name)
+            for name in registry.names()
+            if name in held or registry.history_here(name)
+        ]
         return history.index_history(
             opened,
             adapters,

@@ -76,8 +76,9 @@ def usage(
 
         zone = zoneinfo.ZoneInfo(timezone)
     names = list(providers) if providers is not None else registry.names()
-    for name in names:
-        registry.load(name)  # an unknown name fails before anything is read
+    if providers is not None:
+        for name in names:
+            registry.load(name)  # an unknown name fails before anything is read
     folder = SessionFolder(table, since=since, until=until, tz=zone)
     if callable(index):
         index(folder)
@@ -184,9 +185,11 @@ def _stored_usage(
     # A session some of whose files were folded, but not all its folds stand: read back.
     unfolded = [s for group, members in chosen.items() if group not in as_folded for s in members]
     records.update(store.usage_by_session([s.id for s in unfolded if s.id in folded]))
-    unique = {provider: _unique_response_ids(provider) for provider in wanted}
+    unique: dict[str, bool] = {}  # asked of the providers with sessions only (ADR 0062)
     for group, members in chosen.items():
         provider = group[0]
+        if provider not in unique:
+            unique[provider] = _unique_response_ids(provider)
         main = members[0]
         started = [s.started for s in members if s.started]
         info = SessionInfo(

@@ -430,6 +430,10 @@ class SessionStore:
                 self._db.execute("DELETE FROM sessions WHERE id = ?", (session,))
 
     # -- queries -----------------------------------------------------------------------
+    def providers(self) -> set[str]:
+        """The providers the store holds a session of."""
+        return {row[0] for row in self._db.execute("SELECT DISTINCT provider FROM sessions")}
+
     def sessions(
         self,
         provider: str | None = None,

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from agentspool.adapters.registry import BUILTIN
 from agentspool.cli.main import COMMANDS, _parser, _subparsers, main
 
 _MODULES_AT_EXIT = """
@@ -130,6 +131,12 @@ def test_the_first_usage_on_an_empty_home_loads_nothing_it_does_not_use() -> Non
         "inspect",
     }
     assert modules & unused == set()
+    # No CLI has kept anything on this home: no adapter is loaded (ADR 0062), each
+    # provider's home module is asked.
+    for row in BUILTIN.values():
+        package = f"agentspool.adapters.{row.package}"
+        assert f"{package}._home" in modules
+        assert f"{package}._adapter" not in modules
 
 
 _DECODE_AFTER_ENTRY = """

@@ -176,7 +176,7 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         """``<config dir>/projects/<slug>/<session>.jsonl`` and each subagent's own
         ``<session>/subagents/agent-<id>.jsonl`` beside it (docs/providers/claude-code.md
         §4.1)."""
-        from agentspool.adapters.claude_code._install import config_dir
+        from agentspool.adapters.claude_code._home import config_dir
 
         projects = os.path.join(glob.escape(config_dir()), "projects")
         found = glob.glob(os.path.join(projects, "*", "*.jsonl"))

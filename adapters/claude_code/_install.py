@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from agentspool.adapters.claude_code._home import config_dir
 from agentspool.adapters.claude_code._lifecycle import TEMPLATE
 from agentspool.adapters.common import install
 from agentspool.adapters.common.commands import hook_command
@@ -21,10 +22,6 @@ from agentspool.core.seam import InstalledFile, InstalledHook, InstallReport, In
 
 PROVIDER = "claude-code"
 SETTINGS = "settings.json"
-
-
-def config_dir() -> str:
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
 
 
 def settings_path(scope: InstallScope, directory: str | None) -> str:

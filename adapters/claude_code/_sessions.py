@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import msgspec
 
-from agentspool.adapters.claude_code._install import config_dir
+from agentspool.adapters.claude_code._home import config_dir
 from agentspool.adapters.claude_code._signals import NativeStatus, process_start
 from agentspool.adapters.common.subagents import head_lines
 from agentspool.core.seam import Session

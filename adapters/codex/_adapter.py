@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentspool.adapters.codex import _install, _lifecycle, _signals
+from agentspool.adapters.codex import _home, _install, _lifecycle, _signals
 from agentspool.adapters.codex._records import KNOWN_TYPES, QUESTION_TOOL, UUID, dialog_for
 from agentspool.adapters.codex._rollout import (
     HistoryParser,
@@ -140,7 +140,7 @@ _decode_head = msgspec.json.Decoder(_MetaHead).decode
 def _rollout_of(thread_id: str, beside: str) -> str:
     """The rollout of a thread: in the directory ``beside`` first, else anywhere under
     ``$CODEX_HOME/sessions/YYYY/MM/DD``; ``""`` when none is found."""
-    tree = os.path.join(glob.escape(_lifecycle.codex_home()), "sessions", "*", "*", "*")
+    tree = os.path.join(glob.escape(_home.codex_home()), "sessions", "*", "*", "*")
     for where in (glob.escape(beside), tree):
         for suffix in (".jsonl", ".jsonl.zst"):
             found = glob.glob(os.path.join(where, f"rollout-*-{glob.escape(thread_id)}{suffix}"))
@@ -273,7 +273,7 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         """Rollouts changed at or after ``since``
         (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…``). Codex keeps no status file: a
         session's process is not known from its files, so its state is the rollout's."""
-        base = os.path.join(_lifecycle.codex_home(), "sessions")
+        base = os.path.join(_home.codex_home(), "sessions")
         found = []
         for pattern in ("rollout-*.jsonl", "rollout-*.jsonl.zst"):
             for path in glob.glob(os.path.join(glob.escape(base), "*", "*", "*", pattern)):
@@ -349,7 +349,7 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         """Every rollout under ``$CODEX_HOME/sessions/YYYY/MM/DD/`` (a sub-agent's too: its
         own file) and, archived, right under ``$CODEX_HOME/archived_sessions/``
         (docs/providers/codex.md §6.1); compressed ones read whole."""
-        home = glob.escape(_lifecycle.codex_home())
+        home = glob.escape(_home.codex_home())
         found: list[str] = []
         for base in (os.path.join(home, "sessions", "*", "*", "*"), os.path.join(home, ARCHIVED)):
             found += glob.glob(os.path.join(base, "rollout-*.jsonl"))

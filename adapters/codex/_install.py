@@ -27,8 +27,8 @@ import re
 import tomllib
 from typing import Any
 
+from agentspool.adapters.codex._home import codex_home
 from agentspool.adapters.codex._lifecycle import (
-    codex_home,
     events,
     snake,
     timeout_for,

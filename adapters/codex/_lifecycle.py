@@ -26,6 +26,7 @@ import os
 import re
 import tomllib
 
+from agentspool.adapters.codex._home import codex_home
 from agentspool.adapters.common.commands import hook_command
 from agentspool.adapters.common.templates import template_text, toml_string
 from agentspool.core.seam import Spawn, Trust
@@ -105,10 +106,6 @@ def trusted_hash(event: str, command: str | None = None, timeout: int | None = 0
 
 def trust_keys() -> dict[str, str]:
     return {f"{SESSION_FLAGS_SOURCE}:{snake(e)}:0:0": trusted_hash(e) for e in events()}
-
-
-def codex_home(explicit: str | None = None) -> str:
-    return explicit or os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex")
 
 
 def _without_block(text: str, path: str) -> str:

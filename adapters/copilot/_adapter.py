@@ -31,7 +31,7 @@ from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import ITSELF, Live, RunHandle
-from agentspool.adapters.copilot import _install, _lifecycle, _sessions, _signals
+from agentspool.adapters.copilot import _home, _install, _lifecycle, _sessions, _signals
 from agentspool.adapters.copilot._transcript import EventsParser, HistoryParser
 from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
@@ -110,7 +110,7 @@ class Copilot(ParentAgentAdapter[_signals.HookTranslator, EventsParser]):
     # -- the history index (ADR 0022) -------------------------------------------------
     def transcript_files(self) -> list[TranscriptFile]:
         """Every ``<COPILOT_HOME>/session-state/<session id>/events.jsonl``."""
-        base = os.path.join(glob.escape(_signals.copilot_home()), "session-state")
+        base = os.path.join(glob.escape(_home.copilot_home()), "session-state")
         found = glob.glob(os.path.join(base, "*", _sessions.TRANSCRIPT))
         return [TranscriptFile(path=path) for path in sorted(found)]
 

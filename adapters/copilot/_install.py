@@ -16,8 +16,8 @@ import msgspec
 
 from agentspool.adapters.common import install
 from agentspool.adapters.common.commands import hook_command, is_installed_hook
+from agentspool.adapters.copilot._home import copilot_home
 from agentspool.adapters.copilot._lifecycle import hooks_document
-from agentspool.adapters.copilot._signals import copilot_home
 from agentspool.core.seam import InstalledHook, InstallReport, InstallScope
 
 PROVIDER = "copilot"

@@ -21,7 +21,7 @@ import os
 import msgspec
 
 from agentspool.adapters.common.subagents import head_lines
-from agentspool.adapters.copilot._signals import copilot_home
+from agentspool.adapters.copilot._home import copilot_home
 from agentspool.core import proc
 from agentspool.core.seam import ProcessState, Session
 

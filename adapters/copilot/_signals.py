@@ -36,18 +36,11 @@ from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import CamelHookFields, hook_base
+from agentspool.adapters.copilot._home import HOME_ENV, copilot_home
 from agentspool.adapters.copilot._schema import HOOK_FIELDS
 from agentspool.adapters.copilot._transcript import QUESTION_TOOL, SHELL_TOOL, dialog_for
 from agentspool.core import events as ev
 from agentspool.spool.read import SpoolRecord
-
-HOME_ENV = "COPILOT_HOME"
-
-
-def copilot_home(environ: dict[str, str] | None = None) -> str:
-    """Where Copilot keeps its config and sessions: ``$COPILOT_HOME``, else ``~/.copilot``."""
-    env = os.environ if environ is None else environ
-    return env.get(HOME_ENV) or os.path.join(os.path.expanduser("~"), ".copilot")
 
 
 def transcript_of(home: str, session_id: str) -> str:

@@ -39,7 +39,7 @@ from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
-from agentspool.adapters.gemini_cli import _install, _lifecycle, _signals
+from agentspool.adapters.gemini_cli import _home, _install, _lifecycle, _signals
 from agentspool.adapters.gemini_cli._chat import ChatParser
 from agentspool.adapters.gemini_cli._document import (
     DocumentFollower,
@@ -155,7 +155,7 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
         file, in a folder named after its parent's session, is not a session). Gemini
         CLI keeps no status file: a session's process is not known from its files, so
         its state is the chat file's."""
-        base = os.path.join(glob.escape(_install.gemini_dir()), "tmp", "*", "chats")
+        base = os.path.join(glob.escape(_home.gemini_dir()), "tmp", "*", "chats")
         found = []
         for pattern in ("session-*.jsonl", "session-*.json"):
             for path in glob.glob(os.path.join(base, pattern)):

@@ -12,19 +12,12 @@ no per-run settings layer a wrapper could add (docs/adr/0028-gemini-cli-arming.m
 
 from __future__ import annotations
 
-import os
-
 from agentspool.adapters.common.settings_hooks import SETTINGS, SettingsHooks
+from agentspool.adapters.gemini_cli._home import gemini_dir
 
 PROVIDER = "gemini-cli"
 TEMPLATE = "gemini-cli.settings.json"
 __all__ = ["SETTINGS"]
-
-
-def gemini_dir() -> str:
-    """Where Gemini CLI keeps its settings and chats: ``<GEMINI_CLI_HOME or ~>/.gemini``."""
-    home = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".gemini")
 
 
 HOOKS = SettingsHooks(PROVIDER, TEMPLATE, "gemini_cli", gemini_dir)

@@ -33,7 +33,8 @@ from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledS
 from agentspool.adapters.common.recent import changed_since
 from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.kimi_code import _install
-from agentspool.adapters.kimi_code._signals import HookTranslator, kimi_dir
+from agentspool.adapters.kimi_code._home import kimi_dir
+from agentspool.adapters.kimi_code._signals import HookTranslator
 from agentspool.adapters.kimi_code._wire import WireParser, is_wire, session_id_of
 from agentspool.core.seam import Capabilities, Chat, Session, Spawn, Trust
 from agentspool.spool.files import open_regular

@@ -22,7 +22,7 @@ from agentspool.adapters.common import install
 from agentspool.adapters.common.commands import hook_command, is_installed_hook
 from agentspool.adapters.common.templates import template_text, toml_string
 from agentspool.adapters.common.tomltext import parse_toml
-from agentspool.adapters.kimi_code._signals import kimi_dir
+from agentspool.adapters.kimi_code._home import kimi_dir
 from agentspool.core.seam import InstalledHook, InstallReport, InstallScope
 from agentspool.spool.errors import SettingsError
 

@@ -27,18 +27,11 @@ from agentspool.adapters.common.calls import tool_wait
 from agentspool.adapters.common.parent_agent import ParentAgentHooks
 from agentspool.adapters.common.salvage import HookDecoder
 from agentspool.adapters.common.translator import HookFields, hook_base
+from agentspool.adapters.kimi_code._home import kimi_dir
 from agentspool.adapters.kimi_code._schema import HOOK_FIELDS
 from agentspool.core import events as ev
 from agentspool.core import proc as _proc
 from agentspool.spool.read import SpoolRecord
-
-HOME_ENV = "KIMI_CODE_HOME"
-
-
-def kimi_dir(environ: dict[str, str] | None = None) -> str:
-    env = os.environ if environ is None else environ
-    home = env.get("HOME") or os.path.expanduser("~")
-    return env.get(HOME_ENV) or os.path.join(home, ".kimi-code")
 
 
 def wire_of(home: str, session_id: str) -> str:

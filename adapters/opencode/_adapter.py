@@ -24,7 +24,6 @@ writes nothing either: the new session appears with the next prompt, and
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Mapping
 from typing import ClassVar
@@ -42,6 +41,7 @@ from agentspool.adapters.common.spooled import (
 )
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.opencode import _install, _lifecycle, _server, _store
+from agentspool.adapters.opencode._home import database
 from agentspool.adapters.opencode._signals import SpoolTranslator
 from agentspool.adapters.opencode._transcript import TranscriptParser
 from agentspool.core.events import Event, InputRequested
@@ -66,18 +66,6 @@ class _SpoolView:
     def refresh(self) -> None:
         for record in self.reader.read():
             self.translator.translate(record)
-
-
-def database() -> str:
-    """The database OpenCode uses in this environment (docs/providers/opencode.md §2):
-    ``$OPENCODE_DB`` (absolute, or relative to the data dir), else
-    ``$XDG_DATA_HOME/opencode/opencode.db``."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
-    data = os.path.join(base, "opencode")
-    named = os.environ.get("OPENCODE_DB", "")
-    if named == ":memory:":
-        return ""
-    return os.path.join(data, named) if named else os.path.join(data, "opencode.db")
 
 
 def _complete(pending: InputRequested, messages: list[Message]) -> InputRequested:

@@ -31,7 +31,7 @@ import msgspec
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.spooled import ITSELF, RunHandle
-from agentspool.adapters.pi import _install, _lifecycle
+from agentspool.adapters.pi import _home, _install, _lifecycle
 from agentspool.adapters.pi._signals import SpoolTranslator
 from agentspool.adapters.pi._transcript import SHELL_TOOL, SessionParser
 from agentspool.core.events import Event
@@ -117,7 +117,7 @@ class Pi(ParentAgentAdapter[SpoolTranslator, SessionParser]):
         (``<agent dir>/sessions/--<cwd>--/<time>_<session id>.jsonl``). Pi keeps no status
         file: a session's process is not known from its files, so its state is the
         file's."""
-        pattern = os.path.join(glob.escape(_install.agent_dir()), "sessions", "*", "*.jsonl")
+        pattern = os.path.join(glob.escape(_home.agent_dir()), "sessions", "*", "*.jsonl")
         found = []
         for path in glob.glob(pattern):
             try:

@@ -9,19 +9,12 @@ after the Pi process (``common.install.ScriptInstaller``; docs/adr/0051-pi-exten
 
 from __future__ import annotations
 
-import os
-
 from agentspool.adapters.common.install import ScriptInstaller
+from agentspool.adapters.pi._home import agent_dir
 from agentspool.adapters.pi._lifecycle import EXTENSION_FILE, extension_source
 
-AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 MARK = "agentspool's Pi extension"
 """Every version of the extension says this in its first line: how ours is told apart."""
-
-
-def agent_dir() -> str:
-    """Where Pi keeps its settings and sessions."""
-    return os.environ.get(AGENT_DIR_ENV) or os.path.join(os.path.expanduser("~"), ".pi", "agent")
 
 
 INSTALLER = ScriptInstaller(

@@ -32,7 +32,7 @@ from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.recent import changed_since
 from agentspool.adapters.common.spooled import ITSELF, RunHandle
-from agentspool.adapters.qwen_code import _install, _lifecycle, _signals
+from agentspool.adapters.qwen_code import _home, _install, _lifecycle, _signals
 from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
 from agentspool.core.events import InputRequested
 from agentspool.core.seam import Capabilities, Chat, Session
@@ -83,7 +83,7 @@ class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     def sessions(self, since: float) -> list[Session]:
         """Chat files changed at or after ``since``, and the session of each live qwen
         process (``sessions/<pid>.json``, which names it; its file may not exist yet)."""
-        home = glob.escape(_install.qwen_dir())
+        home = glob.escape(_home.qwen_dir())
         found: dict[str, Session] = {}
         for path in changed_since(os.path.join(home, "projects", "*", "chats", "*.jsonl"), since):
             if is_chat_file(path):

@@ -9,17 +9,11 @@ beside the user's. The edit is ``common.settings_hooks``'s (ADR 0016).
 
 from __future__ import annotations
 
-import os
-
 from agentspool.adapters.common.settings_hooks import SettingsHooks
+from agentspool.adapters.qwen_code._home import qwen_dir
 
 PROVIDER = "qwen-code"
 TEMPLATE = "qwen-code.settings.json"
-
-
-def qwen_dir() -> str:
-    """Where Qwen Code keeps its settings, chats and status files."""
-    return os.environ.get("QWEN_HOME") or os.path.join(os.path.expanduser("~"), ".qwen")
 
 
 HOOKS = SettingsHooks(PROVIDER, TEMPLATE, "qwen_code", qwen_dir)
