@@ -281,7 +281,7 @@ def _write_all(fd: int, data: bytes) -> None:
 def _handed_back(pipes: list[int]) -> Iterator[_HandedBack]:
     """Every whole result on ``pipes``, as it arrives, until each worker has ended."""
     pending = {fd: bytearray() for fd in pipes}
-    # Read into one buffer: a fresh 1 MB block for each ``os.read`` cost ~20 ms of this
+    # Read into one buffer: a fresh 1 MB block for each ``os.read`` cost ~10 ms of this
     # process's CPU on 500 MB, taken from the workers' two cores (ADR 0062).
     scratch = bytearray(_QUEUE_BYTES)
     into = memoryview(scratch)
