@@ -180,8 +180,7 @@ def _queue(order: list[int]) -> int:
     read, write = os.pipe()
     try:
         tickets = struct.pack(f"<{len(order)}I", *order)
-        with contextlib.suppress(OSError, AttributeError):  # not Linux: the default size
-            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, min(len(tickets), _QUEUE_BYTES))
+        _widen(write, min(len(tickets), _QUEUE_BYTES))
         os.set_blocking(write, False)
         for at in range(0, len(tickets), select.PIPE_BUF):
             os.write(write, tickets[at : at + select.PIPE_BUF])  # whole, or BlockingIOError
@@ -242,14 +241,16 @@ def _forked(order: list[int], workers: int) -> Iterator[_HandedBack]:
             os.waitpid(pid, 0)
 
 
-def _widen(pipe: int) -> None:
-    """A result pipe as wide as an unprivileged process may make it (1 MB on Linux, not
-    64 KB): a worker then goes on to its next file while this process is held up — by an
-    ``fsync`` of the store's checkpoint (2-38 ms, several times a first ``usage``), or by
-    the workers themselves on the two cores. With 64 KB pipes each worker waited 38-75 ms
-    of a ~0.4 s first ``usage`` for its results to be read (ADR 0062)."""
+def _widen(pipe: int, size: int = _QUEUE_BYTES) -> None:
+    """``pipe`` made to hold ``size`` bytes (Linux; elsewhere it keeps its default).
+
+    A result pipe is as wide as an unprivileged process may make it (1 MB, not 64 KB): a
+    worker then goes on to its next file while this process is held up — by an ``fsync``
+    of the store's checkpoint (2-38 ms, several times a first ``usage``), or by the
+    workers themselves on the two cores. With 64 KB pipes each worker waited 38-75 ms of a
+    ~0.4 s first ``usage`` for its results to be read (ADR 0062)."""
     with contextlib.suppress(OSError, AttributeError):  # not Linux: the default size
-        fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, _QUEUE_BYTES)
+        fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, size)
 
 
 def _work(queue: int, pipe: int) -> NoReturn:
