@@ -66,8 +66,13 @@ class Builtin(NamedTuple):
     def load(self) -> Adapter:
         return _loader(f"{_PACKAGE}.{self.package}:{self.adapter}")()()
 
+    def where(self) -> str:
+        """Where its CLI keeps what the history reads, here (``home``; ``""``: nowhere)."""
+        found: str = getattr(import_module(f"{_PACKAGE}.{self.package}._home"), self.home)()
+        return found
+
     def history_here(self) -> bool:
-        where: str = getattr(import_module(f"{_PACKAGE}.{self.package}._home"), self.home)()
+        where = self.where()
         return bool(where) and os.path.exists(where)
 
     @property

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -51,8 +50,7 @@ def test_a_provider_has_history_here_once_its_home_exists(name: str) -> None:
     adapter lists nothing either (what makes passing it over safe)."""
     assert not registry.history_here(name)
     assert _discover(registry.load(name)) == []
-    row = registry.BUILTIN[name]
-    home = Path(getattr(import_module(f"agentspool.adapters.{row.package}._home"), row.home)())
+    home = Path(registry.BUILTIN[name].where())
     home.parent.mkdir(parents=True, exist_ok=True)
     if name == "opencode":
         home.write_bytes(b"")  # its session database
