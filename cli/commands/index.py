@@ -62,10 +62,6 @@ def index(
 ) -> Any:
     """``index_history`` with a progress bar on a terminal once it has run ``BAR_AFTER``
     seconds with bytes left to read (rich: only then, ADR 0023)."""
-    if not sys.stderr.isatty():
-        return agentspool.index_history(
-            store, forget_gone=forget_gone, wait=wait, usage_first=usage_first, folder=folder
-        )
     started = time.monotonic()
     bar: Any = None  # the rich Progress, once started
     task: Any = None
@@ -83,7 +79,7 @@ def index(
     try:
         return agentspool.index_history(
             store,
-            progress=progress,
+            progress=progress if sys.stderr.isatty() else None,
             forget_gone=forget_gone,
             wait=wait,
             usage_first=usage_first,
