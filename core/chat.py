@@ -23,6 +23,7 @@ __all__ = [
     "Evidence",
     "Message",
     "MessageKind",
+    "PackedUsage",
     "PendingApproval",
     "PendingDialog",
     "ProcessState",
@@ -94,6 +95,24 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
         self.cached_input_tokens += other.cached_input_tokens
         self.reasoning_tokens += other.reasoning_tokens
         self.cache_write_tokens += other.cache_write_tokens
+
+
+class PackedUsage(Usage, array_like=True, kw_only=True, gc=False):
+    """A ``Usage`` encoded as the array of its five figures, in field order, instead of
+    an object: what a usage view hands the store (``UsageView.rows``), which keeps a
+    file's rows as they encode. The keys were over half of each stored row's bytes, and
+    a first ``usage`` writes every row it reads (ADR 0063). Read as a ``Usage``; compared
+    with ``==``, it equals only another ``PackedUsage``."""
+
+    @classmethod
+    def of(cls, usage: Usage) -> PackedUsage:
+        return cls(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_input_tokens=usage.cached_input_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+        )
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -96,6 +96,7 @@ from agentspool.core.chat import (
     Evidence,
     Message,
     MessageKind,
+    PackedUsage,
     PendingApproval,
     PendingDialog,
     ProcessState,
@@ -127,6 +128,7 @@ __all__ = [
     "LiveState",
     "Message",
     "MessageKind",
+    "PackedUsage",
     "PendingApproval",
     "PendingDialog",
     "ProcessState",
@@ -443,11 +445,12 @@ class UsageView(msgspec.Struct, kw_only=True, gc=False):
     (``TranscriptHistory.usage_view``; ADR 0043): what a usage-first index stores of a
     file until its records are written."""
 
-    rows: list[tuple[int, str, str, str, Usage]]
+    rows: list[tuple[int, str, str, str, PackedUsage]]
     """(seq, timestamp, model, message id, usage) of each record that carries usage, in
-    file order, with the usage a full parse's record carries; ``seq`` grows with the
-    place in the file and is unique within it (the full parse's, or where the view reads
-    no records the line's number or its byte offset)."""
+    file order, with the usage a full parse's record carries (as a ``PackedUsage``: the
+    store keeps it in half the bytes); ``seq`` grows with the place in the file and is
+    unique within it (the full parse's, or where the view reads no records the line's
+    number or its byte offset)."""
     facts: TranscriptFacts
     first: str
     """The first and the last record's timestamp, in file order (the session's span:

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.core.seam import Message, TranscriptFacts, Usage
+from agentspool.core.seam import Message, PackedUsage, TranscriptFacts, Usage
 from agentspool.core.store_schema import _BOOLS, _NAMES, _SESSION_FIELDS
 
 __all__ = [
@@ -41,18 +41,27 @@ class KeptUsage(msgspec.Struct, array_like=True, frozen=True, gc=False):
     usage: Usage
 
 
+class _PackedKept(KeptUsage, array_like=True, frozen=True, gc=False):
+    usage: PackedUsage
+
+
+_decode_packed = msgspec.json.Decoder(list[_PackedKept]).decode
 _decode_kept = msgspec.json.Decoder(list[KeptUsage]).decode
 
 
 def encode_usage_rows(rows: Iterable[tuple[int, str, str, str, Usage] | KeptUsage]) -> bytes:
     """``UsageParse.rows`` of a view's rows (or of the ``KeptUsage`` made of them: the
-    same arrays)."""
+    same arrays), each usage as the view made it (a ``PackedUsage``: an array)."""
     return _encode(list(rows))
 
 
 def decode_usage_rows(rows: bytes) -> list[KeptUsage]:
-    """The records a usage-first index kept of a file (``UsageParse.rows``)."""
-    return _decode_kept(rows)
+    """The records a usage-first index kept of a file (``UsageParse.rows``): their usage
+    an array (``PackedUsage``), or an object as stores written before ADR 0063 kept it."""
+    try:
+        return _decode_packed(rows)  # type: ignore[return-value]
+    except msgspec.ValidationError:
+        return _decode_kept(rows)
 
 
 def _row(session: int, m: Message) -> tuple[object, ...]:

@@ -32,7 +32,7 @@ from typing import NoReturn
 import msgspec
 
 from agentspool.core.runs import prompt_title
-from agentspool.core.seam import Adapter, ResumedParse, UsageView
+from agentspool.core.seam import Adapter, PackedUsage, ResumedParse, UsageView
 from agentspool.core.store import UsageParse
 from agentspool.core.store_rows import KeptUsage, Span, encode_usage_rows
 from agentspool.core.usage import SessionFold, SessionFolder
@@ -53,7 +53,7 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
     record handed out again, its usage changed, replaces the first copy), the facts, the
     first prompt's title and the records' span (the first and the last record with a
     time, in file order: ADR 0057)."""
-    kept: dict[int, tuple[int, str, str, str, msgspec.Struct]] = {}
+    kept: dict[int, tuple[int, str, str, str, PackedUsage]] = {}
     title = ""
     span = Span()
     while True:
@@ -63,12 +63,13 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
                 title = prompt_title(m)
             span.see(m.seq, m.timestamp)
             if m.usage is not None:
-                kept[m.seq] = (m.seq, m.timestamp, m.model, m.message_id, m.usage)
+                usage = PackedUsage.of(m.usage)
+                kept[m.seq] = (m.seq, m.timestamp, m.model, m.message_id, usage)
         if parse.offset == before:
             break
     first, last = span.stamps()
     return UsageView(
-        rows=[kept[seq] for seq in sorted(kept)],  # type: ignore[misc]
+        rows=[kept[seq] for seq in sorted(kept)],
         facts=parse.facts(),
         first=first,
         last=last,

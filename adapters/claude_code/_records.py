@@ -341,9 +341,11 @@ input makes."""
 DIALOG_TOOLS = frozenset(FORMS)
 
 
-def usage_of(api: ApiUsage) -> Usage:
+def usage_of(api: ApiUsage, kind: type[Usage] = Usage) -> Usage:
+    """The usage of a response as the API wrote it; ``kind``: ``PackedUsage`` for what
+    the store keeps (the usage view)."""
     cached = api.cache_read_input_tokens
-    return Usage(
+    return kind(
         input_tokens=api.input_tokens + api.cache_creation_input_tokens + cached,
         output_tokens=api.output_tokens,
         cached_input_tokens=cached,

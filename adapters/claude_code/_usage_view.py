@@ -53,7 +53,7 @@ from agentspool.adapters.claude_code._records import (
     usage_of,
 )
 from agentspool.adapters.common.jsonl import split_lines, whole_tail
-from agentspool.core.seam import TranscriptFacts, Usage, UsageView
+from agentspool.core.seam import PackedUsage, TranscriptFacts, UsageView
 from agentspool.core.usage_first import disposable
 from agentspool.spool.files import regular_fd
 
@@ -208,12 +208,12 @@ class _Reader:
             carried = self.carriers.get(message_id)
             # Most lines of a response repeat its usage: compared as the API wrote it.
             if carried is not None and carried[1] != api:
-                usage = usage_of(api)
+                usage = usage_of(api, PackedUsage)
                 if has_tokens(usage):  # a later line restates the whole response
                     carried[0][4] = usage
                     self.carriers[message_id] = (carried[0], api)
             return False
-        usage = usage_of(api)
+        usage = usage_of(api, PackedUsage)
         row: list[object] = [self.lines, line.timestamp or "", msg.model or "", message_id, usage]
         self.rows.append(row)
         if message_id:
@@ -418,7 +418,7 @@ def usage_view(path: str, file_session: str) -> UsageView:
             _read_whole(fh, size, reader)
     agent = reader.agent_id
     session = reader.session_id if agent else file_session or reader.session_id
-    rows: list[tuple[int, str, str, str, Usage]] = [tuple(r) for r in reader.rows]  # type: ignore[misc]
+    rows: list[tuple[int, str, str, str, PackedUsage]] = [tuple(r) for r in reader.rows]  # type: ignore[misc]
     return UsageView(
         rows=rows,
         facts=TranscriptFacts(

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from agentspool.adapters import registry
@@ -22,7 +23,7 @@ from agentspool.adapters.claude_code import _usage_view
 from agentspool.adapters.claude_code._adapter import ClaudeCode
 from agentspool.core import history, store_schema, usage_first
 from agentspool.core.history import IndexReport, index_file, index_history
-from agentspool.core.seam import Adapter, Message, TranscriptFile
+from agentspool.core.seam import Adapter, Message, TranscriptFile, Usage
 from agentspool.core.store import SessionStore
 
 CAPTURES = Path(__file__).resolve().parents[1] / "live" / "captures"
@@ -672,6 +673,38 @@ def test_a_version_4_store_reads_its_usage_first_files_again(
         assert not store.has_pending()
         report = index_history(store, adapters(), usage_first=True, workers=1)
         assert (report.new, report.unchanged) == (len(laid), 0)
+        assert _usage_of(store, read_by_usage=True) == expected
+
+
+def test_usage_first_rows_are_kept_as_arrays_and_object_rows_still_read(
+    tmp_path: Path, laid: dict[str, str]
+) -> None:
+    """ADR 0063: a usage-first run keeps each response's usage as the array of its five
+    figures (half a row's bytes were the keys); the rows a store kept before, usage as
+    an object, read the same; and ``usage_records`` hands out a ``Usage`` that encodes as
+    an object, as before."""
+    path = str(tmp_path / "rows.sqlite")
+    with SessionStore(path) as store:
+        index_history(store, adapters(), usage_first=True, workers=1)
+        expected = _usage_of(store, read_by_usage=True)
+        records = list(store.usage_records())
+    assert records and all(msgspec.json.encode(r.usage).startswith(b"{") for r in records)
+    names = [f.name for f in msgspec.structs.fields(Usage)]
+    raw = sqlite3.connect(path)
+    with raw:
+        kept = raw.execute("SELECT session, rows FROM usage_first").fetchall()
+        assert len(kept) == len(laid)
+        for session, rows in kept:
+            decoded = json.loads(rows)
+            assert all(isinstance(row[4], list) and len(row[4]) == 5 for row in decoded)
+            for row in decoded:
+                row[4] = dict(zip(names, row[4], strict=True))
+            raw.execute(
+                "UPDATE usage_first SET rows = ? WHERE session = ?",
+                (json.dumps(decoded).encode(), session),
+            )
+    raw.close()
+    with SessionStore(path) as store:
         assert _usage_of(store, read_by_usage=True) == expected
 
 
