@@ -64,7 +64,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=None
         if room
         else f"providers: {', '.join(agentspool.providers())}\n\n{options.EXIT_CODES}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=options.HelpFormatter,
     )
     parser.add_argument(
         "--version", action="version", version=f"agentspool {agentspool.__version__}"

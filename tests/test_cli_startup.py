@@ -110,6 +110,21 @@ def test_a_command_line_loads_its_own_room_and_no_other(name: str) -> None:
     assert rooms == {COMMANDS[name]} | ({"index"} if name == "usage" else set())
 
 
+@pytest.mark.parametrize("columns", ["50", "120"])
+def test_help_is_wrapped_to_the_terminal_s_width(
+    columns: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """argparse's width, found without shutil (``options.HelpFormatter``): $COLUMNS."""
+    monkeypatch.setenv("COLUMNS", columns)
+    with pytest.raises(SystemExit):
+        main(["usage", "--help"])
+    # The options' help is wrapped (the description is not: RawDescriptionHelpFormatter),
+    # to the width less argparse's margin of 2; the list of providers is one word.
+    out = capsys.readouterr().out.split("\noptions:\n")[1].split("\n\n")[0]
+    lines = [line for line in out.splitlines() if "{claude-code," not in line]
+    assert int(columns) - 12 <= max(len(line) for line in lines) <= int(columns) - 2
+
+
 def test_the_first_usage_on_an_empty_home_loads_nothing_it_does_not_use() -> None:
     assert not os.path.exists(os.environ["AGENTSPOOL_DATA_DIR"])  # the first, on this home
     modules = _modules("usage", "--by", "session", "--json")
@@ -129,6 +144,8 @@ def test_the_first_usage_on_an_empty_home_loads_nothing_it_does_not_use() -> Non
         # msgspec's import would load it, and `inspect` with it: 10 ms (ADR 0062).
         "typing_extensions",
         "inspect",
+        # argparse's formatter would import it for the terminal's width (ADR 0063).
+        "shutil",
     }
     assert modules & unused == set()
     # No CLI has kept anything on this home: no adapter is loaded (ADR 0062), each
