@@ -124,6 +124,7 @@ __all__ = [
     "InstalledFile",
     "InstalledHook",
     "Installer",
+    "KeptUsage",
     "LifecycleCaller",
     "LiveState",
     "Message",
@@ -440,17 +441,28 @@ class ResumedParse(Protocol):
     def facts(self) -> TranscriptFacts: ...
 
 
+class KeptUsage(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A record that carries usage, as ``usage`` reads it: a usage view's row
+    (``UsageView.rows``), what a usage-first index keeps of it (a JSON array of these),
+    and what a session's usage is read back as (``SessionStore.usage_by_session``)."""
+
+    seq: int
+    timestamp: str
+    model: str
+    message_id: str
+    usage: Usage
+
+
 class UsageView(msgspec.Struct, kw_only=True, gc=False):
     """What ``usage`` reads of one transcript file, read from its first byte
     (``TranscriptHistory.usage_view``; ADR 0043): what a usage-first index stores of a
     file until its records are written."""
 
-    rows: list[tuple[int, str, str, str, PackedUsage]]
-    """(seq, timestamp, model, message id, usage) of each record that carries usage, in
-    file order, with the usage a full parse's record carries (as a ``PackedUsage``: the
-    store keeps it in half the bytes); ``seq`` grows with the place in the file and is
-    unique within it (the full parse's, or where the view reads no records the line's
-    number or its byte offset)."""
+    rows: list[KeptUsage]
+    """Each record that carries usage, in file order, with the usage a full parse's record
+    carries (a ``PackedUsage``: the store keeps it in half the bytes); ``seq`` grows with
+    the place in the file and is unique within it (the full parse's, or where the view
+    reads no records the line's number or its byte offset)."""
     facts: TranscriptFacts
     first: str
     """The first and the last record's timestamp, in file order (the session's span:

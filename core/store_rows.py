@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from agentspool.core.seam import Message, PackedUsage, TranscriptFacts, Usage
+from agentspool.core.seam import KeptUsage, Message, PackedUsage, TranscriptFacts, Usage
 from agentspool.core.store_schema import _BOOLS, _NAMES, _SESSION_FIELDS
 
 __all__ = [
@@ -30,17 +30,6 @@ _decode_input = msgspec.json.Decoder(dict[str, Any]).decode
 _decode_usage = msgspec.json.Decoder(Usage).decode
 
 
-class KeptUsage(msgspec.Struct, array_like=True, frozen=True, gc=False):
-    """A record with usage as a session's usage is read back (``usage_by_session``); a
-    usage-first index keeps a file's as a JSON array of these (``UsageParse.rows``)."""
-
-    seq: int
-    timestamp: str
-    model: str
-    message_id: str
-    usage: Usage
-
-
 class _PackedKept(KeptUsage, array_like=True, frozen=True, gc=False):
     usage: PackedUsage
 
@@ -49,10 +38,10 @@ _decode_packed = msgspec.json.Decoder(list[_PackedKept]).decode
 _decode_kept = msgspec.json.Decoder(list[KeptUsage]).decode
 
 
-def encode_usage_rows(rows: Iterable[tuple[int, str, str, str, Usage] | KeptUsage]) -> bytes:
-    """``UsageParse.rows`` of a view's rows (or of the ``KeptUsage`` made of them: the
-    same arrays), each usage as the view made it (a ``PackedUsage``: an array)."""
-    return _encode(list(rows))
+def encode_usage_rows(rows: list[KeptUsage]) -> bytes:
+    """``UsageParse.rows`` of a view's rows, each usage as the view made it (a
+    ``PackedUsage``: an array)."""
+    return _encode(rows)
 
 
 def decode_usage_rows(rows: bytes) -> list[KeptUsage]:

@@ -32,9 +32,9 @@ from typing import NoReturn
 import msgspec
 
 from agentspool.core.runs import prompt_title
-from agentspool.core.seam import Adapter, PackedUsage, ResumedParse, UsageView
+from agentspool.core.seam import Adapter, KeptUsage, PackedUsage, ResumedParse, UsageView
 from agentspool.core.store import UsageParse
-from agentspool.core.store_rows import KeptUsage, Span, encode_usage_rows
+from agentspool.core.store_rows import Span, encode_usage_rows
 from agentspool.core.usage import SessionFold, SessionFolder
 from agentspool.spool.errors import TranscriptReplacedError
 from agentspool.spool.files import regular_fd
@@ -53,7 +53,7 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
     record handed out again, its usage changed, replaces the first copy), the facts, the
     first prompt's title and the records' span (the first and the last record with a
     time, in file order: ADR 0057)."""
-    kept: dict[int, tuple[int, str, str, str, PackedUsage]] = {}
+    kept: dict[int, KeptUsage] = {}
     title = ""
     span = Span()
     while True:
@@ -64,7 +64,7 @@ def full_usage_view(parse: ResumedParse, chunk: int = CHUNK) -> UsageView:
             span.see(m.seq, m.timestamp)
             if m.usage is not None:
                 usage = PackedUsage.of(m.usage)
-                kept[m.seq] = (m.seq, m.timestamp, m.model, m.message_id, usage)
+                kept[m.seq] = KeptUsage(m.seq, m.timestamp, m.model, m.message_id, usage)
         if parse.offset == before:
             break
     first, last = span.stamps()
@@ -93,20 +93,19 @@ def usage_parse(
     now = os.stat(path)
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
         raise TranscriptReplacedError(path)
-    kept = None if folder is None else [KeptUsage(*row) for row in view.rows]
     parsed = UsageParse(
         device=st.st_dev,
         inode=st.st_ino,
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         count=view.count,
-        rows=encode_usage_rows(view.rows if kept is None else kept),
+        rows=encode_usage_rows(view.rows),
         facts=view.facts,
         title=view.title,
         first=view.first,
         last=view.last,
     )
-    return parsed, None if folder is None or kept is None else folder.fold(kept)
+    return parsed, None if folder is None else folder.fold(view.rows)
 
 
 _JOBS: list[tuple[Adapter, str]] = []

@@ -53,7 +53,7 @@ from agentspool.adapters.claude_code._records import (
     usage_of,
 )
 from agentspool.adapters.common.jsonl import split_lines, whole_tail
-from agentspool.core.seam import PackedUsage, TranscriptFacts, UsageView
+from agentspool.core.seam import KeptUsage, PackedUsage, TranscriptFacts, UsageView
 from agentspool.core.usage_first import disposable
 from agentspool.spool.files import regular_fd
 
@@ -112,10 +112,11 @@ class _Reader:
         self.agent_id = self.session_id = self.cwd = self.any_cwd = self.version = ""
         self.title = ""
         self.title_rank = 0
-        self.rows: list[list[object]] = []
+        self.rows: list[KeptUsage] = []
         self.seen: set[str] = set()
-        self.carriers: dict[str, tuple[list[object], ApiUsage]] = {}
-        """The latest responses begun: their row, and their usage as the API wrote it."""
+        self.carriers: dict[str, tuple[int, ApiUsage]] = {}
+        """The latest responses begun: their row's place in ``rows``, and their usage as
+        the API wrote it."""
         self.first = self.last = ""
         self.lines = 0
         """The place of the line read last, a row's ``seq``: its number in a whole read,
@@ -210,15 +211,16 @@ class _Reader:
             if carried is not None and carried[1] != api:
                 usage = usage_of(api, PackedUsage)
                 if has_tokens(usage):  # a later line restates the whole response
-                    carried[0][4] = usage
-                    self.carriers[message_id] = (carried[0], api)
+                    place = carried[0]
+                    self.rows[place] = msgspec.structs.replace(self.rows[place], usage=usage)
+                    self.carriers[message_id] = (place, api)
             return False
         usage = usage_of(api, PackedUsage)
-        row: list[object] = [self.lines, line.timestamp or "", msg.model or "", message_id, usage]
-        self.rows.append(row)
+        rows = self.rows
+        rows.append(KeptUsage(self.lines, line.timestamp or "", msg.model or "", message_id, usage))
         if message_id:
             self.seen.add(message_id)
-            self.carriers[message_id] = (row, api)
+            self.carriers[message_id] = (len(rows) - 1, api)
             if len(self.carriers) > RESPONSES_KEPT:
                 del self.carriers[next(iter(self.carriers))]
         return True
@@ -418,9 +420,8 @@ def usage_view(path: str, file_session: str) -> UsageView:
             _read_whole(fh, size, reader)
     agent = reader.agent_id
     session = reader.session_id if agent else file_session or reader.session_id
-    rows: list[tuple[int, str, str, str, PackedUsage]] = [tuple(r) for r in reader.rows]  # type: ignore[misc]
     return UsageView(
-        rows=rows,
+        rows=reader.rows,
         facts=TranscriptFacts(
             session_id=session,
             agent_id=agent,

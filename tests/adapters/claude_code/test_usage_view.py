@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from agentspool.adapters.claude_code import _usage_view
@@ -29,7 +30,7 @@ def _read_by_usage(path: Path, *, view: bool) -> tuple[Any, ...]:
         if view
         else full_usage_view(history.resume_transcript(str(path), 0, b""))
     )
-    return [row[1:] for row in got.rows], got.facts, got.first, got.last
+    return [msgspec.structs.astuple(row)[1:] for row in got.rows], got.facts, got.first, got.last
 
 
 @pytest.fixture(params=["whole", "scanned"])
