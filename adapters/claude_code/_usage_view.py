@@ -319,19 +319,17 @@ class _Scan:
     def middle(self, start: int, end: int) -> bool:
         """Every line in ``[start, end)`` that holds what ``_SCANNED_FOR`` names, in file
         order, read by ``read_middle`` (``False``: one does not decode)."""
-        ends: dict[int, int] = {}
-        find, rfind = self.text.find, self.text.rfind
-        for needle in _SCANNED_FOR:
-            at = start
-            while (found := find(needle, at, end)) >= 0:
-                line = rfind("\n", start - 1, found) + 1
-                at = find("\n", found, end)
-                ends[line] = at
-                at += 1
-        starts = sorted(ends)
+        starts, ends = self._holding(_SCANNED_FOR[0], start, end)
+        for needle in _SCANNED_FOR[1:]:
+            more = self._holding(needle, start, end)
+            if more[0]:  # rare (a title): the lines of both, in file order, each once
+                merged = dict(zip(starts, ends, strict=True)) | dict(zip(*more, strict=True))
+                starts = sorted(merged)
+                ends = [merged[s] for s in starts]
         data = self.data
         try:
-            lines = _middle_decoder.decode_lines(b"\n".join([data[s : ends[s]] for s in starts]))
+            joined = b"\n".join([data[s:e] for s, e in zip(starts, ends, strict=True)])
+            lines = _middle_decoder.decode_lines(joined)
         except DECODE_ERRORS:
             return False
         reader = self.reader
@@ -339,6 +337,20 @@ class _Scan:
             reader.lines = line_start
             reader.read_middle(line)
         return True
+
+    def _holding(self, needle: str, start: int, end: int) -> tuple[list[int], list[int]]:
+        """Where each line in ``[start, end)`` that holds ``needle`` begins and ends, in
+        file order."""
+        starts: list[int] = []
+        ends: list[int] = []
+        find, rfind = self.text.find, self.text.rfind
+        at = start
+        while (found := find(needle, at, end)) >= 0:
+            starts.append(rfind("\n", start - 1, found) + 1)
+            at = find("\n", found, end)
+            ends.append(at)
+            at += 1
+        return starts, ends
 
     def last_lines(self, start: int) -> bool:
         """Every line from ``start`` on, the last one without its newline only if whole."""
