@@ -106,13 +106,7 @@ class PackedUsage(Usage, array_like=True, kw_only=True, gc=False):
 
     @classmethod
     def of(cls, usage: Usage) -> PackedUsage:
-        return cls(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cached_input_tokens=usage.cached_input_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-        )
+        return cls(**msgspec.structs.asdict(usage))
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True, gc=False):

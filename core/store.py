@@ -55,10 +55,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from types import TracebackType
 
-import msgspec
-
 from agentspool.core.runs import TITLE_CHARS
-from agentspool.core.seam import Message, Usage
+from agentspool.core.seam import Message
 from agentspool.core.store_db import (
     Ingest,
     _Database,
@@ -496,10 +494,7 @@ class SessionStore:
         found = self.usage_by_session(sessions)
         for session in sorted(found):
             for kept in found[session]:
-                fields = msgspec.structs.asdict(kept)
-                # Encoded, a record's usage is an object, as every other ``Usage``.
-                fields["usage"] = Usage(**msgspec.structs.asdict(kept.usage))
-                yield UsageRecord(session=session, **fields)
+                yield UsageRecord.of(session, kept)
 
     def usage_by_session(self, sessions: Iterable[int] | None = None) -> dict[int, list[KeptUsage]]:
         """``usage_records`` by session (every session with any), each in ``seq`` order."""

@@ -177,6 +177,13 @@ class UsageRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     message_id: str
     usage: Usage
 
+    @classmethod
+    def of(cls, session: int, kept: KeptUsage) -> UsageRecord:
+        """``kept`` of ``session``, its usage a plain ``Usage`` (which encodes as an
+        object, as every other: a ``PackedUsage`` would encode as an array)."""
+        usage = Usage(**msgspec.structs.asdict(kept.usage))
+        return cls(session=session, **msgspec.structs.asdict(kept) | {"usage": usage})
+
 
 class UsageParse(msgspec.Struct, kw_only=True):
     """What a usage-first index keeps of one file's full parse (``ingest_usage``)."""
