@@ -152,16 +152,14 @@ class Progress(msgspec.Struct, gc=False):
 
 
 class CountedLine(msgspec.Struct, rename="camel", gc=False):
-    """What a line says that counting usage reads anywhere in a file: a response's
-    usage, or the file's title (all a usage scan reads between a file's head and tail,
-    ``_usage_view``). Its content, by far most of its bytes, is skipped unbuilt."""
+    """What a line says that counting usage reads anywhere in a file: a response's usage
+    (all a usage scan reads between a file's head and tail, ``_usage_view``). Its
+    content, by far most of its bytes, is skipped unbuilt."""
 
     type: str = ""
     subtype: str | None = None
     timestamp: str | None = None
     message: CountedMessage | None = None
-    ai_title: str | None = None
-    custom_title: str | None = None
 
 
 class ShownLine(CountedLine, rename="camel", gc=False):
@@ -187,6 +185,8 @@ class Line(ShownLine, rename="camel", gc=False):
     records fit this view too; their few shared fields are read and dropped."""
 
     message: ApiMessage | None = None
+    ai_title: str | None = None
+    custom_title: str | None = None
     uuid: str | None = None
     parent_uuid: str | None = None
     prompt_id: str | None = None

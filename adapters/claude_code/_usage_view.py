@@ -14,13 +14,14 @@ the main agent's response seen from a subagent's file (``_other_side``) — its 
 begins the response, and a later line of it with tokens restates the whole response
 (``_priced``, ``_reprice``, the latest ``RESPONSES_KEPT`` responses). The session's span
 is that of the lines that make a record, the first and the last in file order (ADR 0057).
-Not read here, and written when the file's records are: the first prompt's title and the
-record count (``usage`` reads neither).
+Not read here, and written when the file's records are: the CLI's title, the first
+prompt's title and the record count (``usage`` reads none of them; finding the CLI's
+title in a scanned file took a second pass over every byte, ADR 0063).
 
 A file of ``SCAN_FROM`` to ``SCAN_UP_TO`` bytes is not decoded line by line at all
 (``_scan``, ADR 0057): most of its bytes are tool results and text that no rule reads,
 and a SIMD substring search (StringZilla) finds the lines that can change the answer —
-those with usage, those with a title — at memory speed. They are fed to the same
+those with usage — at memory speed. They are fed to the same
 ``_Reader``, in file order, after the head (until the file's side, session, cwd and first
 record are known) and before the tail (until its last record and version are seen); a
 file where that cannot be proven reads whole, line by line.
@@ -43,7 +44,6 @@ from agentspool.adapters.claude_code._records import (
     FILE_RECORDS,
     FOREIGN_TYPES,
     RESPONSES_KEPT,
-    TITLE_RANK,
     ApiUsage,
     BlockKind,
     CountedLine,
@@ -71,11 +71,11 @@ record; a file that has not said them by then reads whole."""
 TAIL_LINES = 32
 """Lines a scan reads at the end, where the last record and the last version are (then
 16 times as many, if those did not hold them)."""
-_SCANNED_FOR = ('"usage":', 'Title":')
+_NEEDLE = '"usage":'
 """What makes a line in the middle of a file one that can change what the view reads:
 a ``usage`` key (the only one msgspec reads as ``message.usage``: JSON's writers put no
 space before a colon, and a quote inside a string value is escaped, so the needle is
-never inside one), and the ``aiTitle``/``customTitle`` key of a title record."""
+never inside one)."""
 _SYSTEM_RECORDS = frozenset(
     {"compact_boundary", "microcompact_boundary", "api_error", "error", "api_refusal"}
 )
@@ -110,8 +110,6 @@ class _Reader:
     def __init__(self) -> None:
         self.sidechain: bool | None = None
         self.agent_id = self.session_id = self.cwd = self.any_cwd = self.version = ""
-        self.title = ""
-        self.title_rank = 0
         self.rows: list[KeptUsage] = []
         self.seen: set[str] = set()
         self.carriers: dict[str, tuple[int, ApiUsage]] = {}
@@ -168,24 +166,13 @@ class _Reader:
     def read_middle(self, line: CountedLine) -> None:
         """What ``read`` does with a line once the reader is ``settled`` and before the
         tail, but for what the tail decides again (the version, the span's last line):
-        an assistant line's usage counts, whichever side it is on; a title is taken."""
+        an assistant line's usage counts, whichever side it is on."""
         self.lines += 1
-        if line.subtype == "stop_hook_summary":
-            return
-        if line.type == "assistant":
+        if line.type == "assistant" and line.subtype != "stop_hook_summary":
             self._usage(line)
-        elif line.type in TITLE_RANK:
-            self._file_record(line)
 
-    def _file_record(self, line: CountedLine) -> None:
-        rank = TITLE_RANK.get(line.type, 0)
-        if rank:
-            title = (line.custom_title if rank == 2 else line.ai_title) or ""
-            if title and rank >= self.title_rank:
-                self.title, self.title_rank = title, rank
-        elif isinstance(line, ShownLine) and (
-            line.pr_url if line.type == "pr-link" else line.frame_url
-        ):
+    def _file_record(self, line: ShownLine) -> None:
+        if line.pr_url if line.type == "pr-link" else line.frame_url:
             self._span(line.timestamp)
 
     def _span(self, stamp: str | None) -> None:
@@ -317,15 +304,17 @@ class _Scan:
         return cut
 
     def middle(self, start: int, end: int) -> bool:
-        """Every line in ``[start, end)`` that holds what ``_SCANNED_FOR`` names, in file
-        order, read by ``read_middle`` (``False``: one does not decode)."""
-        starts, ends = self._holding(_SCANNED_FOR[0], start, end)
-        for needle in _SCANNED_FOR[1:]:
-            more = self._holding(needle, start, end)
-            if more[0]:  # rare (a title): the lines of both, in file order, each once
-                merged = dict(zip(starts, ends, strict=True)) | dict(zip(*more, strict=True))
-                starts = sorted(merged)
-                ends = [merged[s] for s in starts]
+        """Every line in ``[start, end)`` that holds ``_NEEDLE``, in file order, read by
+        ``read_middle`` (``False``: one does not decode)."""
+        starts: list[int] = []
+        ends: list[int] = []
+        find, rfind = self.text.find, self.text.rfind
+        at = start
+        while (found := find(_NEEDLE, at, end)) >= 0:
+            starts.append(rfind("\n", start - 1, found) + 1)
+            at = find("\n", found, end)
+            ends.append(at)
+            at += 1
         data = self.data
         try:
             joined = b"\n".join([data[s:e] for s, e in zip(starts, ends, strict=True)])
@@ -337,20 +326,6 @@ class _Scan:
             reader.lines = line_start
             reader.read_middle(line)
         return True
-
-    def _holding(self, needle: str, start: int, end: int) -> tuple[list[int], list[int]]:
-        """Where each line in ``[start, end)`` that holds ``needle`` begins and ends, in
-        file order."""
-        starts: list[int] = []
-        ends: list[int] = []
-        find, rfind = self.text.find, self.text.rfind
-        at = start
-        while (found := find(needle, at, end)) >= 0:
-            starts.append(rfind("\n", start - 1, found) + 1)
-            at = find("\n", found, end)
-            ends.append(at)
-            at += 1
-        return starts, ends
 
     def last_lines(self, start: int) -> bool:
         """Every line from ``start`` on, the last one without its newline only if whole."""
@@ -440,7 +415,6 @@ def usage_view(path: str, file_session: str) -> UsageView:
             parent_session_id=reader.session_id if agent else "",
             cwd=reader.cwd or reader.any_cwd,
             cli_version=reader.version,
-            title=reader.title,
         ),
         first=reader.first,
         last=reader.last,

@@ -23,14 +23,23 @@ TRANSCRIPTS = sorted(CAPTURES.glob("*/transcript/**/*.jsonl"))
 
 
 def _read_by_usage(path: Path, *, view: bool) -> tuple[Any, ...]:
-    """What ``usage`` reads of the file: its rows without ``seq``, facts and span."""
+    """What ``usage`` reads of the file: its rows without ``seq``, facts and span. The
+    view reads no title (ADR 0063): the full parse's is left out."""
     history = ClaudeCode()
     got = (
         history.usage_view(str(path))
         if view
         else full_usage_view(history.resume_transcript(str(path), 0, b""))
     )
-    return [msgspec.structs.astuple(row)[1:] for row in got.rows], got.facts, got.first, got.last
+    facts = msgspec.structs.replace(got.facts, title="")
+    return [msgspec.structs.astuple(row)[1:] for row in got.rows], facts, got.first, got.last
+
+
+def _titles(path: Path) -> tuple[str, str]:
+    """The CLI's title as the view says it and as the full parse does."""
+    history = ClaudeCode()
+    full = full_usage_view(history.resume_transcript(str(path), 0, b""))
+    return history.usage_view(str(path)).facts.title, full.facts.title
 
 
 @pytest.fixture(params=["whole", "scanned"])
@@ -100,12 +109,8 @@ def test_the_shapes_a_capture_lacks(
     assert view == _read_by_usage(path, view=False)
     rows, facts, first, last = view
     assert [(r[2], r[3].input_tokens) for r in rows] == [("m1", 32), ("m2", 7), ("m3", 9)]
-    assert (facts.cwd, facts.title, first, last) == (
-        "/w",
-        "a title",
-        "2026-01-01T00:00:01Z",
-        "2026-01-01T00:00:07Z",
-    )
+    assert (facts.cwd, first, last) == ("/w", "2026-01-01T00:00:01Z", "2026-01-01T00:00:07Z")
+    assert _titles(path) == ("", "a title")  # written with the records (ADR 0063)
 
 
 def test_a_subagent_file_counts_the_main_agents_response_it_holds(tmp_path: Path) -> None:
@@ -156,7 +161,7 @@ def _middle_shapes() -> bytes:
     )
 
 
-def test_a_scan_reads_the_middle_by_its_usage_and_titles(tmp_path: Path, scan: list[bool]) -> None:
+def test_a_scan_reads_the_middle_by_its_usage_alone(tmp_path: Path, scan: list[bool]) -> None:
     path = tmp_path / "s1.jsonl"
     path.write_bytes(_scanned_session(_middle_shapes()))
     view = _read_by_usage(path, view=True)
@@ -165,7 +170,8 @@ def test_a_scan_reads_the_middle_by_its_usage_and_titles(tmp_path: Path, scan: l
     rows, facts, first, last = view
     assert [(r[2], r[3].input_tokens) for r in rows[:3]] == [("m1", 32), ("m2", 7), ("m3", 9)]
     assert len(rows) == 3 + _usage_view.TAIL_LINES * 20
-    assert (facts.cwd, facts.title, facts.cli_version) == ("/w", "mine", "2.1.9")
+    assert (facts.cwd, facts.cli_version) == ("/w", "2.1.9")
+    assert _titles(path) == ("", "mine")  # no second pass over the bytes for it (ADR 0063)
     assert (first, last) == ("2026-01-01T00:00:01Z", rows[-1][0])
 
 
