@@ -144,7 +144,7 @@ class _Reader:
             self.agent_id = line.agent_id or "" if line.is_sidechain else ""
         if line.is_sidechain != self.sidechain:
             if self.sidechain or kind not in CONVERSATION:
-                if kind == "assistant" and self._usage(line):  # the other side's response
+                if kind == "assistant" and self._usage(line, self.lines):  # the other side's
                     self._span(line.timestamp)
                 return
         elif not self.session_id and line.session_id:
@@ -153,7 +153,7 @@ class _Reader:
             self.version = line.version
             self.versions += 1
         if kind == "assistant":
-            if self._usage(line) or _shows(line):
+            if self._usage(line, self.lines) or _shows(line):
                 self._span(line.timestamp)
         elif kind == "user":
             if line.message is not None and _user_record(line.message.content):
@@ -163,13 +163,16 @@ class _Reader:
         ):
             self._span(line.timestamp)
 
-    def read_middle(self, line: CountedLine) -> None:
-        """What ``read`` does with a line once the reader is ``settled`` and before the
-        tail, but for what the tail decides again (the version, the span's last line):
-        an assistant line's usage counts, whichever side it is on."""
-        self.lines += 1
-        if line.type == "assistant" and line.subtype != "stop_hook_summary":
-            self._usage(line)
+    def read_middle(self, starts: list[int], lines: list[CountedLine]) -> None:
+        """What ``read`` does with the lines of a file's middle (``_Scan.middle``: read
+        once the reader is ``settled``, before the tail, which decides the version and the
+        span's last line again): each assistant line's usage counts, whichever side it is
+        on. A line's place is one past its byte offset (``starts``): a scan counts no
+        lines."""
+        usage = self._usage
+        for start, line in zip(starts, lines, strict=True):
+            if line.type == "assistant" and line.subtype != "stop_hook_summary":
+                usage(line, start + 1)
 
     def _file_record(self, line: ShownLine) -> None:
         if line.pr_url if line.type == "pr-link" else line.frame_url:
@@ -184,27 +187,30 @@ class _Reader:
             self.last = stamp
             self.stamped += 1
 
-    def _usage(self, line: CountedLine) -> bool:
-        """Whether the line begins a response (or is one of no id) with usage: its
-        first record carries it (``_priced``)."""
+    def _usage(self, line: CountedLine, seq: int) -> bool:
+        """Whether the line (its place ``seq``) begins a response (or is one of no id)
+        with usage: its first record carries it (``_priced``)."""
         msg = line.message
         if msg is None or msg.usage is None:
             return False
         api = msg.usage
         message_id = msg.id or ""
-        if message_id and message_id in self.seen:
+        if message_id:
             carried = self.carriers.get(message_id)
-            # Most lines of a response repeat its usage: compared as the API wrote it.
-            if carried is not None and carried[1] != api:
-                usage = usage_of(api, PackedUsage)
-                if has_tokens(usage):  # a later line restates the whole response
-                    place = carried[0]
-                    self.rows[place] = msgspec.structs.replace(self.rows[place], usage=usage)
-                    self.carriers[message_id] = (place, api)
-            return False
+            if carried is not None:
+                # Most lines of a response repeat its usage: compared as the API wrote it.
+                if carried[1] != api:
+                    usage = usage_of(api, PackedUsage)
+                    if has_tokens(usage):  # a later line restates the whole response
+                        place = carried[0]
+                        self.rows[place] = msgspec.structs.replace(self.rows[place], usage=usage)
+                        self.carriers[message_id] = (place, api)
+                return False
+            if message_id in self.seen:  # a response older than those kept: counted
+                return False
         usage = usage_of(api, PackedUsage)
         rows = self.rows
-        rows.append(KeptUsage(self.lines, line.timestamp or "", msg.model or "", message_id, usage))
+        rows.append(KeptUsage(seq, line.timestamp or "", msg.model or "", message_id, usage))
         if message_id:
             self.seen.add(message_id)
             self.carriers[message_id] = (len(rows) - 1, api)
@@ -321,10 +327,7 @@ class _Scan:
             lines = _middle_decoder.decode_lines(joined)
         except DECODE_ERRORS:
             return False
-        reader = self.reader
-        for line_start, line in zip(starts, lines, strict=True):
-            reader.lines = line_start
-            reader.read_middle(line)
+        self.reader.read_middle(starts, lines)
         return True
 
     def last_lines(self, start: int) -> bool:
