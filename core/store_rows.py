@@ -31,6 +31,8 @@ _decode_usage = msgspec.json.Decoder(Usage).decode
 
 
 class _PackedKept(KeptUsage, array_like=True, frozen=True, gc=False):
+    """A kept row as a usage view makes it since ADR 0063: its usage an array."""
+
     usage: PackedUsage
 
 

@@ -21,10 +21,10 @@ title in a scanned file took a second pass over every byte, ADR 0063).
 A file of ``SCAN_FROM`` to ``SCAN_UP_TO`` bytes is not decoded line by line at all
 (``_scan``, ADR 0057): most of its bytes are tool results and text that no rule reads,
 and a SIMD substring search (StringZilla) finds the lines that can change the answer —
-those with usage — at memory speed. They are fed to the same
-``_Reader``, in file order, after the head (until the file's side, session, cwd and first
-record are known) and before the tail (until its last record and version are seen); a
-file where that cannot be proven reads whole, line by line.
+those with usage — at memory speed. They are fed to the same ``_Reader``, in file order,
+after the head (until the file's side, session, cwd and first record are known) and
+before the tail (until its last record and version are seen); a file where that cannot
+be proven reads whole, line by line.
 """
 
 from __future__ import annotations
@@ -144,7 +144,8 @@ class _Reader:
             self.agent_id = line.agent_id or "" if line.is_sidechain else ""
         if line.is_sidechain != self.sidechain:
             if self.sidechain or kind not in CONVERSATION:
-                if kind == "assistant" and self._usage(line, self.lines):  # the other side's
+                # The other side's response: it counts.
+                if kind == "assistant" and self._usage(line, self.lines):
                     self._span(line.timestamp)
                 return
         elif not self.session_id and line.session_id:
