@@ -42,13 +42,27 @@ def _stat(path: str) -> list[int]:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _code() -> list[object]:
-    """The package's files as they stand (an upgrade or an edit changes the answer)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def _code(root: str = "") -> list[object]:
+    """The package's files as they stand (an upgrade or an edit changes the answer):
+    each file's name and stat, folder by folder in name order, ``__pycache__`` and
+    linked folders left out. One ``scandir`` a folder: ``os.walk`` and a ``stat`` by path
+    took twice as long, 2 of a kept answer's ~22 ms."""
     found: list[object] = [sys.version, sys.executable]
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        found += [(name, *_stat(os.path.join(directory, name))) for name in sorted(files)]
+    folders = [root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    while folders:
+        with os.scandir(folders.pop()) as listed:
+            entries = sorted(listed, key=lambda entry: entry.name)
+        for entry in entries:
+            if entry.is_dir():
+                if entry.name != "__pycache__" and not entry.is_symlink():
+                    folders.append(entry.path)
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                found.append((entry.name,))
+                continue
+            found.append((entry.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
     return found
 
 

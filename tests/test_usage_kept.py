@@ -105,3 +105,30 @@ def test_an_abbreviated_store_option_never_touches_the_default_store(
     assert _usage("--sto", str(other))[0] == first
     assert other.exists()
     assert not any(Path(os.environ["AGENTSPOOL_DATA_DIR"]).glob("*.sqlite*"))
+
+
+def test_the_code_stamp_sees_every_file_but_compiled_and_linked_ones(tmp_path: Path) -> None:
+    """``_code``: a file edited in a nested folder, added or removed changes the stamp;
+    a compiled module in ``__pycache__`` or a file behind a linked folder does not."""
+    from agentspool.cli.usage_kept import _code
+
+    nested = tmp_path / "adapters" / "claude_code"
+    (nested / "__pycache__").mkdir(parents=True)
+    (nested / "_records.py").write_text("A = 1\n")
+    (tmp_path / "entry.py").write_text("")
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.py").write_text("")
+    (tmp_path / "linked").symlink_to(elsewhere)
+    stamp = _code(str(tmp_path))
+    assert [entry[0] for entry in stamp[2:]] == ["entry.py", "_records.py"]
+
+    (nested / "__pycache__" / "_records.cpython-311.pyc").write_bytes(b"compiled")
+    (elsewhere / "x.py").write_text("changed")
+    assert _code(str(tmp_path)) == stamp
+
+    (nested / "_records.py").write_text("A = 22\n")  # an edit in place: its size, mtime
+    edited = _code(str(tmp_path))
+    assert edited != stamp
+    (nested / "_new.py").write_text("")
+    assert _code(str(tmp_path)) not in (stamp, edited)
