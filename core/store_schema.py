@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 __all__ = ["MAX_SEQ", "SCHEMA_VERSION", "SEARCHED_INPUT"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SEARCHED_INPUT = 2000
 """Characters of a tool call's input (its JSON) that search sees."""
 MAX_SEQ = (1 << 32) - 1
@@ -179,6 +179,10 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     # What a usage-first index kept is read again (the next ``usage`` does it): its files
     # are pending no more, their sessions' facts are read anew.
     4: ("DELETE FROM pending", "DROP TABLE usage_first", _V5_USAGE_FIRST),
+    # Version 6 (ADR 0063) writes a usage-first row's usage as an array, which a reader
+    # of version 5 cannot decode: the number tells it so. The rows version 5 wrote, usage
+    # as an object, read as they are: nothing to change.
+    5: (),
 }
 
 

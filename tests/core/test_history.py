@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -703,9 +704,14 @@ def test_usage_first_rows_are_kept_as_arrays_and_object_rows_still_read(
                 "UPDATE usage_first SET rows = ? WHERE session = ?",
                 (json.dumps(decoded).encode(), session),
             )
+        raw.execute("UPDATE schema_version SET version = 5")  # as version 5 kept them
     raw.close()
     with SessionStore(path) as store:
         assert _usage_of(store, read_by_usage=True) == expected
+        report = index_history(store, adapters(), usage_first=True, workers=1)
+        assert (report.new, report.unchanged) == (0, len(laid))  # nothing read again
+    with closing(sqlite3.connect(path)) as raw:
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(6,)]
 
 
 class _DiesInAWorker(ClaudeCode):
