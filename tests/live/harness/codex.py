@@ -637,16 +637,27 @@ def submit(pane: tmux.Pane, text: str, *, timeout: float = 15.0, settle: float =
     (Enter then inserts a newline instead of submitting), so: type, wait until the text
     is rendered in the composer, wait ``settle`` seconds, press Enter, and wait until the
     composer no longer holds the text (Enter is re-sent once if it was swallowed).
+
+    A question form or an approval replaces the composer, and ``composer_text`` then
+    reads the prompt just submitted from the history above it: a turn running, a
+    question or an approval open proves the submission too. (0.169.0, once in four suite
+    runs: the form had no line of its own starting with the glyph, and the Enter re-sent
+    7.5 s later answered the question.)
     """
+
+    def submitted(screen: str) -> bool:
+        shown = ("esc to interrupt", "Question 1/", APPROVAL_MARKER)
+        return any(marker in screen for marker in shown) or composer_text(screen) != text
+
     pane.send_text(text)
     pane.wait_until(lambda s: composer_text(s) == text, timeout=timeout)
     time.sleep(settle)
     pane.send_keys("Enter")
     try:
-        return pane.wait_until(lambda s: composer_text(s) != text, timeout=timeout / 2)
+        return pane.wait_until(submitted, timeout=timeout / 2)
     except tmux.TmuxTimeoutError:
         pane.send_keys("Enter")
-        return pane.wait_until(lambda s: composer_text(s) != text, timeout=timeout / 2)
+        return pane.wait_until(submitted, timeout=timeout / 2)
 
 
 def plan_mode(pane: tmux.Pane, *, timeout: float = 15.0) -> str:
