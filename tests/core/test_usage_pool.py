@@ -127,14 +127,14 @@ class _ReadMarked(ClaudeCode):
 def test_workers_go_on_while_the_writer_is_held_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each file's results (~150 KB) are more than a 64 KB pipe holds: a worker goes on
+    """Each file's results (~160 KB) are more than a 64 KB pipe holds: a worker goes on
     to its next file only if its pipe takes them while this process, the writer, is
     held up (a checkpoint's fsync) — here on the first file it stores, until every file
     is read (up to 20 s)."""
     projects = Path(os.environ["CLAUDE_CONFIG_DIR"], "projects", "-w")
     projects.mkdir(parents=True)
     for n in range(6):
-        (projects / f"s{n}.jsonl").write_bytes(_responses(f"s{n}", 800))
+        (projects / f"s{n}.jsonl").write_bytes(_responses(f"s{n}", 1600))
     monkeypatch.setattr(usage_first, "POOL_MIN_BYTES", 0)
     _ReadMarked.marks = tmp_path / "marks"
     _ReadMarked.marks.mkdir()
