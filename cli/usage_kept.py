@@ -34,9 +34,10 @@ Stamp = dict[str, list[int]]
 _CODE = (".py", ".pyc", ".so")
 
 
-def _stat(path: str) -> list[int]:
+def _stat(path: str | os.DirEntry[str]) -> list[int]:
+    """What a file's stat says of it here; ``[]`` for one that cannot be read."""
     try:
-        st = os.stat(path)
+        st = path.stat() if isinstance(path, os.DirEntry) else os.stat(path)
     except OSError:
         return []
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
@@ -57,12 +58,7 @@ def _code(root: str = "") -> list[object]:
                 if entry.name != "__pycache__" and not entry.is_symlink():
                     folders.append(entry.path)
                 continue
-            try:
-                st = entry.stat()
-            except OSError:
-                found.append((entry.name,))
-                continue
-            found.append((entry.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+            found.append((entry.name, *_stat(entry)))
     return found
 
 
