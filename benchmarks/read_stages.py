@@ -1,21 +1,26 @@
-"""Where a cold read of the real-world Codex rollouts spends its time (ADR 0056).
+"""Where a cold read spends its time, and the floor under it (ADR 0056, ADR 0064).
 
-``read.py`` (d) gives one ratio for them; this splits it. Each run times, as ``read.py``
-does, the bare decode of every rollout, then each stage below over every rollout; a
-stage's ratio is bare ÷ stage (the median of the runs), per size class and overall:
+``read.py`` gives one ratio per mix; this splits it. Each run times, as ``read.py`` does,
+the bare decode of every file, then each stage below over every file; a stage's ratio is
+bare ÷ stage (the median of the runs), per size class and overall:
 
-    decode     the follower's blocks through the rollout's views (``decode_lines``):
+    decode     the follower's blocks through the provider's views (``decode_lines``):
                what the parse decodes before any Python looks at a record
     parse      + the handlers: records, events, the drift check of each shape's first line
     read_chat  the whole cold read: + the fold, the composed Chat, the read's fixed costs
-    floor      decode + each call's arguments decoded + every record and event the read
-               makes, copied in C from the parse's own (no Python per field) + their
-               fold: what any read that makes these records costs, with no logic at all
+    floor      decode + (Codex) each call's arguments decoded + every record and event
+               the read makes, copied in C from the parse's own (no Python per field) +
+               their fold: what any read that makes these records costs, with no logic
 
 The floor bounds what a faster parser could reach: only a read that leaves out records,
 events or fields (what is read) could go beyond it.
 
-Usage: AGENTSPOOL_REALWORLD=DIR python benchmarks/read_stages.py [--runs 9].
+The files: the real-world corpus's Codex rollouts (all) or Claude Code transcripts (those
+of at least 1 MB, as ``read.py`` (d) takes them), or one of ``read.py``'s generated mixes.
+
+Usage: AGENTSPOOL_REALWORLD=DIR python benchmarks/read_stages.py [--runs 9]
+           [--provider codex|claude-code]
+       python benchmarks/read_stages.py --mix claude-code-talk [--size-mb 60] [--runs 9]
 """
 
 from __future__ import annotations
@@ -25,18 +30,22 @@ import csv
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import msgspec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from read import bare_decode, cold_read
+from read import MIXES, REALWORLD_MIN_BYTES, bare_decode, cold_read
 
-from agentspool.adapters.codex._records import DECODE_ERRORS, ResponseItemLine, decode_lines
+from agentspool.adapters.claude_code import _records as claude_records
+from agentspool.adapters.claude_code._transcript import TranscriptParser
+from agentspool.adapters.codex import _records as codex_records
 from agentspool.adapters.codex._rollout import RolloutParser
-from agentspool.adapters.common.jsonl import JsonlFollower
+from agentspool.adapters.common.jsonl import DECODE_ERRORS, JsonlFollower
 from agentspool.core.merge import EventMerger
 
 SIZE_CLASSES = {
@@ -48,102 +57,143 @@ _replace = msgspec.structs.replace
 _decode_json = msgspec.json.Decoder().decode
 
 
-def _decode(block: memoryview) -> list[object]:
-    try:
-        return decode_lines(block)
-    except DECODE_ERRORS:
-        return []  # a block the parse reads line by line: left out of this stage
+class Provider(NamedTuple):
+    decode_lines: Callable[[memoryview], list[Any]]
+    parser: Callable[[], Any]
+    second_decodes: Callable[[list[Any]], list[str]]
+    """The strings of a block's lines that a read decodes again (Codex's ``arguments``)."""
 
 
-def decode(path: str) -> None:
-    JsonlFollower(path).read(_decode, lambda: None)
+def _codex_arguments(lines: list[Any]) -> list[str]:
+    return [
+        line.payload.arguments
+        for line in lines
+        if type(line) is codex_records.ResponseItemLine
+        and isinstance(line.payload.arguments, str)
+        and line.payload.arguments
+    ]
 
 
-def parse(path: str) -> RolloutParser:
-    parser = RolloutParser("bench")
-    JsonlFollower(path).read(parser.feed, lambda: None)
-    return parser
+PROVIDERS = {
+    "codex": Provider(codex_records.decode_lines, lambda: RolloutParser("bench"), _codex_arguments),
+    "claude-code": Provider(claude_records.decode_lines, TranscriptParser, lambda lines: []),
+}
 
 
-def floor_of(path: str) -> Callable[[str], None]:
-    """The floor stage of one rollout: its parse's records and events, made beforehand,
-    copied at each run (``msgspec.structs.replace``: the cheapest way to make an equal
-    one), with the decode, the arguments' decode and the fold."""
-    made = parse(path)
-    records, events = made.messages, made.events
+def stages(provider: str, files: list[str]) -> dict[str, Callable[[str], object]]:
+    kind = PROVIDERS[provider]
 
-    def floor(path: str) -> None:
-        arguments: list[str] = []
+    def decoded(block: memoryview) -> list[Any]:
+        try:
+            return kind.decode_lines(block)
+        except DECODE_ERRORS:
+            return []  # a block the parse reads line by line: left out of this stage
 
-        def decoded(block: memoryview) -> None:
-            for line in _decode(block):
-                if type(line) is ResponseItemLine and isinstance(line.payload.arguments, str):
-                    arguments.append(line.payload.arguments)
-
+    def decode(path: str) -> None:
         JsonlFollower(path).read(decoded, lambda: None)
-        for raw in arguments:
-            if raw:
+
+    def parse(path: str) -> Any:
+        parser = kind.parser()
+        JsonlFollower(path).read(parser.feed, lambda: None)
+        return parser
+
+    def floor_of(path: str) -> Callable[[str], None]:
+        """The floor stage of one file: its parse's records and events, made beforehand,
+        copied at each run (``msgspec.structs.replace``: the cheapest way to make an
+        equal one), with the decode, the second decodes and the fold."""
+        made = parse(path)
+        records, events = made.messages, made.events
+
+        def floor(path: str) -> None:
+            again: list[str] = []
+            JsonlFollower(path).read(
+                lambda block: again.extend(kind.second_decodes(decoded(block))), lambda: None
+            )
+            for raw in again:
                 _decode_json(raw)
-        [_replace(record) for record in records]
-        copies = [_replace(event) for event in events]
-        merger = EventMerger()
-        merger.add("transcript", copies)
-        merger.state()
+            [_replace(record) for record in records]
+            copies = [_replace(event) for event in events]
+            merger = EventMerger()
+            merger.add("transcript", copies)
+            merger.state()
 
-    return floor
+        return floor
+
+    floors = {path: floor_of(path) for path in files}
+    return {
+        "decode": decode,
+        "parse": parse,
+        "read_chat": lambda path: cold_read(provider, path),
+        "floor": lambda path: floors[path](path),
+    }
 
 
-def rollouts(root: str) -> list[tuple[int, str]]:
+def realworld_files(root: str, provider: str) -> list[tuple[int, str]]:
     with open(os.path.join(root, "MANIFEST.tsv"), newline="") as fh:
         entries = list(csv.DictReader(fh, delimiter="\t"))
     return sorted(
         (int(e["bytes"]), os.path.join(root, e["path"]))
         for e in entries
-        if e["provider"] == "codex" and e["path"].endswith(".jsonl")
+        if e["provider"] == provider
+        and e["path"].endswith(".jsonl")
+        and int(e["bytes"]) >= REALWORLD_MIN_BYTES[provider]
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--provider", choices=sorted(PROVIDERS), default="codex")
+    parser.add_argument("--mix", choices=sorted(MIXES), help="a generated mix, not the corpus")
+    parser.add_argument("--size-mb", type=int, default=60, help="the generated file's size")
     args = parser.parse_args()
+    if args.mix:
+        provider, generator = MIXES[args.mix]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "mix.jsonl")
+            size = generator.write(path, args.size_mb << 20)
+            report(provider, [(size, path)], args.runs, f"{args.mix}: {size / 2**20:.0f} MB")
+        return 0
     root = os.environ.get("AGENTSPOOL_REALWORLD", "")
     if not root:
-        print("AGENTSPOOL_REALWORLD names no corpus")
+        print("AGENTSPOOL_REALWORLD names no corpus (or give --mix)")
         return 2
-    files = rollouts(root)
-    floors = {path: floor_of(path) for _, path in files}
-    stages: dict[str, Callable[[str], object]] = {
-        "decode": decode,
-        "parse": parse,
-        "read_chat": lambda path: cold_read("codex", path),
-        "floor": lambda path: floors[path](path),
-    }
+    files = realworld_files(root, args.provider)
+    report(args.provider, files, args.runs, f"real-world {args.provider}: {len(files)} files")
+    return 0
+
+
+def report(provider: str, files: list[tuple[int, str]], runs: int, title: str) -> None:
+    paths = [path for _, path in files]
+    timed_stages = stages(provider, paths)
     classes = {**SIZE_CLASSES, "all": (0, 1 << 62)}
     ratios: dict[tuple[str, str], list[float]] = {}
     millis: dict[tuple[str, str], list[float]] = {}
-    for _ in range(args.runs):
-        timed = {"bare": {path: _timed(bare_decode, path) for _, path in files}}
-        for stage, run in stages.items():
-            timed[stage] = {path: _timed(run, path) for _, path in files}
+    for _ in range(runs):
+        timed = {"bare": {path: _timed(bare_decode, path) for path in paths}}
+        for stage, run in timed_stages.items():
+            timed[stage] = {path: _timed(run, path) for path in paths}
         for name, (low, high) in classes.items():
             chosen = [path for size, path in files if low <= size < high]
+            if not chosen:
+                continue
             bare = sum(timed["bare"][p] for p in chosen)
             millis.setdefault((name, "bare"), []).append(bare * 1e3)
-            for stage in stages:
+            for stage in timed_stages:
                 spent = sum(timed[stage][p] for p in chosen)
                 millis.setdefault((name, stage), []).append(spent * 1e3)
                 ratios.setdefault((name, stage), []).append(bare / spent)
-    print(f"{len(files)} rollouts; ms (median of {args.runs} runs), bare ÷ stage in brackets")
-    print(f"{'':14}{'bare':>9}" + "".join(f"{stage:>18}" for stage in stages))
+    print(f"{title}; ms (median of {runs} runs), bare ÷ stage in brackets")
+    print(f"{'':14}{'bare':>9}" + "".join(f"{stage:>18}" for stage in timed_stages))
     for name, (low, high) in classes.items():
         count = sum(1 for size, _ in files if low <= size < high)
+        if not count:
+            continue
         row = f"{name:9}({count:2}) {statistics.median(millis[(name, 'bare')]):7.2f}"
-        for stage in stages:
+        for stage in timed_stages:
             spent = statistics.median(millis[(name, stage)])
             row += f"{spent:11.2f} ({statistics.median(ratios[(name, stage)]):.2f})"
         print(row)
-    return 0
 
 
 def _timed(run: Callable[[str], object], path: str) -> float:
