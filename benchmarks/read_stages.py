@@ -11,9 +11,15 @@ bare ÷ stage (the median of the runs), per size class and overall:
     floor      decode + (Codex) each call's arguments decoded + every record and event
                the read makes, copied in C from the parse's own (no Python per field) +
                their fold: what any read that makes these records costs, with no logic
+    flat       (Claude Code) decode + one flat loop that builds the records and events
+               of the user, assistant and turn-end lines as the parser does, with none
+               of its rules (sides, subagents, drift, errors, restated usage, dialogs),
+               + their fold: the least Python any read that builds these records runs
 
 The floor bounds what a faster parser could reach: only a read that leaves out records,
-events or fields (what is read) could go beyond it.
+events or fields (what is read) could go beyond it. ``flat`` bounds what this parser,
+written in Python, could reach; it prints how many records and events it made against
+the parse's, so what it leaves out shows.
 
 The files: the real-world corpus's Codex rollouts (all) or Claude Code transcripts (those
 of at least 1 MB, as ``read.py`` (d) takes them), or one of ``read.py``'s generated mixes.
@@ -42,11 +48,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from read import MIXES, REALWORLD_MIN_BYTES, bare_decode, cold_read
 
 from agentspool.adapters.claude_code import _records as claude_records
+from agentspool.adapters.claude_code._records import presentation, text_of, usage_of
 from agentspool.adapters.claude_code._transcript import TranscriptParser
 from agentspool.adapters.codex import _records as codex_records
 from agentspool.adapters.codex._rollout import RolloutParser
 from agentspool.adapters.common.jsonl import DECODE_ERRORS, JsonlFollower
+from agentspool.adapters.common.stamps import epoch_seconds
+from agentspool.core import events as ev
 from agentspool.core.merge import EventMerger
+from agentspool.core.seam import Message, Usage
 
 SIZE_CLASSES = {
     "< 10 KB": (0, 10_000),
@@ -120,12 +130,155 @@ def stages(provider: str, files: list[str]) -> dict[str, Callable[[str], object]
         return floor
 
     floors = {path: floor_of(path) for path in files}
-    return {
+    timed: dict[str, Callable[[str], object]] = {
         "decode": decode,
         "parse": parse,
         "read_chat": lambda path: cold_read(provider, path),
         "floor": lambda path: floors[path](path),
     }
+    if provider == "claude-code":
+        made = [(parse(path), _flat(path)) for path in files]
+        records = [sum(len(x.messages) for x in both) for both in zip(*made, strict=True)]
+        events = [sum(len(x.events) for x in both) for both in zip(*made, strict=True)]
+        print(f"flat made {records[1]} of the parse's {records[0]} records, ", end="")
+        print(f"{events[1]} of its {events[0]} events")
+        timed["flat"] = _flat
+    return timed
+
+
+_SHOWN: dict[str, Any] = {"text": "text", "thinking": "thinking", "tool_use": "tool_call"}
+
+
+class _FlatClaude:
+    """The records and events of a Claude Code transcript's user and assistant lines and
+    its turn ends, built in one loop with none of the parser's rules (``flat``)."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.events: list[ev.Event] = []
+        self.usage = Usage()
+        self.counted: set[str] = set()
+        self.open_tools: dict[str, str] = {}
+        self.turn = ""
+
+    def feed(self, block: memoryview) -> None:
+        messages, events = self.messages, self.events
+        for line in claude_records.decode_lines(block):
+            kind, stamp = line.type, line.timestamp or ""
+            msg = line.message
+            if kind == "assistant" and msg is not None and isinstance(msg.content, list):
+                usage = None
+                if msg.usage is not None and (msg.id or "") not in self.counted:
+                    usage = usage_of(msg.usage)
+                    self.counted.add(msg.id or "")
+                    self.usage.add(usage)
+                for block_ in msg.content:
+                    shown = _SHOWN.get(block_.type)
+                    if shown is None:
+                        continue
+                    record = Message(
+                        seq=len(messages) + 1,
+                        id=line.uuid or "",
+                        kind=shown,
+                        role="assistant",
+                        text=(block_.thinking if shown == "thinking" else block_.text) or "",
+                        timestamp=stamp,
+                        parent_id=line.parent_uuid or "",
+                        usage=usage,
+                        message_id=msg.id or "",
+                        model=msg.model or "",
+                    )
+                    usage = None
+                    if shown == "tool_call":
+                        name = block_.name or ""
+                        record.tool_name, record.tool_use_id = name, block_.id or ""
+                        record.tool_input, record.presentation = block_.input, presentation(name)
+                        self.open_tools[block_.id or ""] = name
+                        events.append(
+                            ev.ToolStarted(
+                                turn_id=self.turn,
+                                tool_use_id=block_.id or "",
+                                tool_name=name,
+                                at=epoch_seconds(stamp),
+                                source="transcript:tool_use",
+                            )
+                        )
+                    messages.append(record)
+                if msg.stop_reason == "end_turn":
+                    events.append(
+                        ev.TurnStopped(
+                            turn_id=self.turn,
+                            outcome="completed",
+                            at=epoch_seconds(stamp),
+                            source="transcript:stop_reason=end_turn",
+                        )
+                    )
+            elif kind == "user" and msg is not None:
+                if isinstance(msg.content, str):
+                    self.turn = line.prompt_id or line.uuid or ""
+                    messages.append(
+                        Message(
+                            seq=len(messages) + 1,
+                            id=line.uuid or "",
+                            kind="text",
+                            role="user",
+                            text=msg.content,
+                            timestamp=stamp,
+                            parent_id=line.parent_uuid or "",
+                        )
+                    )
+                    events.append(
+                        ev.TurnStarted(
+                            turn_id=self.turn,
+                            at=epoch_seconds(stamp),
+                            source="transcript:user-prompt",
+                        )
+                    )
+                    continue
+                for i, part in enumerate(msg.content or ()):
+                    if part.type != "tool_result":
+                        continue
+                    result = part.content
+                    messages.append(
+                        Message(
+                            seq=len(messages) + 1,
+                            id=f"{line.uuid}:{i}",
+                            kind="tool_result",
+                            role="tool",
+                            text=result if isinstance(result, str) else text_of(result),
+                            timestamp=stamp,
+                            tool_name=self.open_tools.pop(part.tool_use_id or "", ""),
+                            tool_use_id=part.tool_use_id or "",
+                            is_error=bool(part.is_error),
+                            parent_id=line.parent_uuid or "",
+                        )
+                    )
+                    events.append(
+                        ev.ToolFinished(
+                            turn_id=line.prompt_id or "",
+                            tool_use_id=part.tool_use_id or "",
+                            at=epoch_seconds(stamp),
+                            source="transcript:tool_result",
+                        )
+                    )
+            elif kind == "system" and line.subtype == "turn_duration":
+                events.append(
+                    ev.TurnStopped(
+                        turn_id=self.turn,
+                        outcome="completed",
+                        at=epoch_seconds(stamp),
+                        source="transcript:turn_duration",
+                    )
+                )
+
+
+def _flat(path: str) -> _FlatClaude:
+    flat = _FlatClaude()
+    JsonlFollower(path).read(flat.feed, lambda: None)
+    merger = EventMerger()
+    merger.add("transcript", flat.events)
+    merger.state()
+    return flat
 
 
 def realworld_files(root: str, provider: str) -> list[tuple[int, str]]:
