@@ -242,9 +242,12 @@ def _once(
     return kept
 
 
+_from_iso = dt.datetime.fromisoformat
+
+
 def _moment(stamp: str) -> dt.datetime | None:
     try:
-        moment = dt.datetime.fromisoformat(stamp)
+        moment = _from_iso(stamp)
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
@@ -264,13 +267,19 @@ class _Days:
         self._by_minute: dict[str, tuple[dt.date, str, dt.date]] = {}
 
     def of(self, stamp: str) -> tuple[dt.date, str, dt.date] | None:
+        # A minute met before: the stamp is still read whole (a time that does not read
+        # has no day), but not made aware and converted (a third of the fold's time).
+        known = self._by_minute.get(stamp[:16])
+        if known is not None and stamp[-1:] == "Z":
+            try:
+                _from_iso(stamp)
+            except ValueError:
+                return None
+            return known
         moment = _moment(stamp) if stamp else None
         if moment is None:
             return None
         minute = stamp[:16] if stamp[-1:] == "Z" and stamp[13:14] == ":" else ""
-        known = self._by_minute.get(minute) if minute else None
-        if known is not None:
-            return known
         # No zone: the machine's rules for that moment (its offset then, DST and all).
         day = moment.astimezone(self._tz).date()
         days = (day, day.isoformat(), moment.astimezone(dt.UTC).date())
@@ -392,6 +401,8 @@ class SessionFolder:
         filtered = since is not None or until is not None
         days_of = self._days_of
         long_over = self.prices.long_prompt_over
+        # An entry's model and price day are most often the one's before it.
+        last_model, last_day, over = "", None, 0.0
         alike: dict[_Alike, _Priced] = {}
         for entry in entries:
             stamp = entry.timestamp
@@ -408,7 +419,8 @@ class SessionFolder:
             assert usage is not None  # an entry has tokens (``_entries``)
             model, everything = entry.model, usage.input_tokens
             read, written = usage.cached_input_tokens, usage.cache_write_tokens
-            over = long_over(model, price_day)
+            if model != last_model or price_day != last_day:
+                last_model, last_day, over = model, price_day, long_over(model, price_day)
             key = (name, model, price_day, everything > over, read > 0, written > 0)
             priced = alike.get(key)
             if priced is None:
