@@ -156,6 +156,37 @@ def test_the_first_usage_on_an_empty_home_loads_nothing_it_does_not_use() -> Non
         assert f"{package}._adapter" not in modules
 
 
+def test_the_first_usage_loads_of_an_adapter_what_reads_usage_alone() -> None:
+    """A Claude Code transcript on the home: the first ``usage`` reads it through the
+    usage view, and imports neither the parser of whole records, nor the hook
+    translator, nor the installer and its settings machinery (ADR 0064)."""
+    project = os.path.join(os.environ["CLAUDE_CONFIG_DIR"], "projects", "-srv-app")
+    os.makedirs(project)
+    with open(os.path.join(project, "s1.jsonl"), "w") as fh:
+        fh.write(
+            '{"type":"assistant","sessionId":"s1","cwd":"/srv/app","uuid":"u1",'
+            '"timestamp":"2026-11-29T10:00:00.000Z","message":{"id":"m1",'
+            '"model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":2},'
+            '"content":[{"type":"text","text":"hi"}]}}\n'
+        )
+    modules = _modules("usage", "--by", "session", "--json")
+    assert {
+        "agentspool.adapters.claude_code._adapter",
+        "agentspool.adapters.claude_code._usage_view",
+    } <= modules
+    assert (
+        modules
+        & {
+            "agentspool.adapters.claude_code._transcript",
+            "agentspool.adapters.claude_code._conversation",
+            "agentspool.adapters.claude_code._signals",
+            "agentspool.adapters.claude_code._install",
+            "agentspool.adapters.common.install",
+        }
+        == set()
+    )
+
+
 _DECODE_AFTER_ENTRY = """
 import sys
 from typing import Annotated, NotRequired, TypedDict

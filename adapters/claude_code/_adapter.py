@@ -29,18 +29,17 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
-from agentspool.adapters.claude_code import _install, _lifecycle, _signals
+from agentspool.adapters.claude_code import _lifecycle
 from agentspool.adapters.claude_code._records import DIALOG_TOOLS, FORMS
-from agentspool.adapters.claude_code._transcript import HistoryParser, TranscriptParser
 from agentspool.adapters.common import declarer
-from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import (
     ITSELF,
+    HookInstallerOf,
     Live,
     RunHandle,
     SpoolBackedAdapter,
@@ -58,7 +57,13 @@ from agentspool.core.seam import (
 )
 from agentspool.spool.layout import run_dir
 
-_SpoolView = TranslatedSpool[_signals.HookTranslator]
+if TYPE_CHECKING:
+    # The parser and the hook translator are imported where a read needs them: a first
+    # ``usage`` reads every file through its usage view and arms nothing (ADR 0064).
+    from agentspool.adapters.claude_code._signals import HookTranslator
+    from agentspool.adapters.claude_code._transcript import HistoryParser, TranscriptParser
+
+    _SpoolView = TranslatedSpool[HookTranslator]
 
 
 def _complete(
@@ -90,7 +95,7 @@ def _complete(
     )
 
 
-class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
+class ClaudeCode(SpoolBackedAdapter["_SpoolView", "TranscriptParser"]):
     """The declaration: hook records through ``_signals.HookTranslator``, the transcript
     through ``TranscriptParser``, native status through ``_signals.read_native``, hooks
     armed by ``_lifecycle`` and ``_install``; every optional part but the trust gate
@@ -107,8 +112,13 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
     )
     executable: ClassVar[str] = "claude"
     arm_run = _lifecycle.setup
-    transcript_parser = TranscriptParser
-    installer = HookInstaller.of(_install)
+    installer = HookInstallerOf("agentspool.adapters.claude_code._install")
+
+    @staticmethod
+    def transcript_parser() -> TranscriptParser:
+        from agentspool.adapters.claude_code._transcript import TranscriptParser
+
+        return TranscriptParser()
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = history = lifecycle = ITSELF
@@ -125,7 +135,9 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
 
     # -- reading -----------------------------------------------------------------------
     def _new_spool(self, run: RunHandle[_SpoolView]) -> _SpoolView:
-        return TranslatedSpool(run.run_dir, _signals.HookTranslator())
+        from agentspool.adapters.claude_code._signals import HookTranslator
+
+        return TranslatedSpool(run.run_dir, HookTranslator())
 
     def _watched_paths(self, spool: _SpoolView) -> tuple[str, ...]:
         """For ``spool_sig``: the transcript, and what ``read_native`` looks at — the
@@ -137,10 +149,14 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
         if pid:
             watched += [f"/proc/{pid}", f"/proc/{pid}/exe"]
             if path:
-                watched.append(_signals.native_path(path, pid))
+                from agentspool.adapters.claude_code._signals import native_path
+
+                watched.append(native_path(path, pid))
         return tuple(watched)
 
     def _live(self, run: RunHandle[_SpoolView], spool: _SpoolView) -> Live:
+        from agentspool.adapters.claude_code import _signals
+
         translator = spool.translator
         pid = translator.agent_pid
         native = _signals.native_drift()
@@ -185,6 +201,8 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
 
     def resume_transcript(self, path: str, offset: int, state: bytes) -> ResumedFile[HistoryParser]:
         # The CLI names a main transcript by its session (``HistoryParser``).
+        from agentspool.adapters.claude_code._transcript import HistoryParser
+
         named = os.path.basename(path).removesuffix(".jsonl")
         parser = HistoryParser.resumed(state, named) if offset and state else None
         fresh = parser is None
@@ -202,6 +220,8 @@ class ClaudeCode(SpoolBackedAdapter[_SpoolView, TranscriptParser]):
 
     def read_session(self, session: Session) -> Chat:
         """The transcript and the native status file (no spool: no hooks armed)."""
+        from agentspool.adapters.claude_code import _signals
+
         run: RunHandle[_SpoolView] = self._open(session.session_id, "", session.transcript_path)
         pid = session.pid
         native = _signals.native_drift()

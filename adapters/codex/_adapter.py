@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentspool.adapters.codex import _home, _install, _lifecycle, _signals
+from agentspool.adapters.codex import _home, _lifecycle, _signals
 from agentspool.adapters.codex._records import KNOWN_TYPES, QUESTION_TOOL, UUID, dialog_for
 from agentspool.adapters.codex._rollout import (
     HistoryParser,
@@ -51,11 +51,11 @@ from agentspool.adapters.codex._rollout import (
     thread_id_from_path,
 )
 from agentspool.adapters.common import declarer
-from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import (
     ITSELF,
+    HookInstallerOf,
     Live,
     RunHandle,
     SpoolBackedAdapter,
@@ -201,7 +201,7 @@ class Codex(SpoolBackedAdapter[_SpoolView, RolloutParser]):
         install_scopes=("user",),
     )
     executable: ClassVar[str] = "codex"
-    installer = HookInstaller.of(_install)
+    installer = HookInstallerOf("agentspool.adapters.codex._install")
 
     # The optional parts this adapter is itself (core/seam.py).
     trust_gate = discovery = session_files = history = lifecycle = hand_started = ITSELF

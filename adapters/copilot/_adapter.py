@@ -27,11 +27,10 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
-from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.resume import ResumedFile
-from agentspool.adapters.common.spooled import ITSELF, Live, RunHandle
-from agentspool.adapters.copilot import _home, _install, _lifecycle, _sessions, _signals
+from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, Live, RunHandle
+from agentspool.adapters.copilot import _home, _lifecycle, _sessions, _signals
 from agentspool.adapters.copilot._transcript import EventsParser, HistoryParser
 from agentspool.core.proc import ended_by_exit
 from agentspool.core.seam import (
@@ -59,7 +58,7 @@ class Copilot(ParentAgentAdapter[_signals.HookTranslator, EventsParser]):
     arm_run = _lifecycle.setup
     hook_translator = _signals.HookTranslator
     transcript_parser = EventsParser
-    installer = HookInstaller.of(_install)
+    installer = HookInstallerOf("agentspool.adapters.copilot._install")
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = history = lifecycle = ITSELF

@@ -35,11 +35,10 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
-from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
-from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
+from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, RunHandle, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
-from agentspool.adapters.gemini_cli import _home, _install, _lifecycle, _signals
+from agentspool.adapters.gemini_cli import _home, _lifecycle, _signals
 from agentspool.adapters.gemini_cli._chat import ChatParser
 from agentspool.adapters.gemini_cli._document import (
     DocumentFollower,
@@ -90,7 +89,7 @@ class GeminiCli(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     executable: ClassVar[str] = "gemini"
     hook_translator = _signals.HookTranslator
     turn_parser = ChatParser  # live, the hooks own the turn (_chat's module doc)
-    installer = HookInstaller.of(_install.HOOKS)
+    installer = HookInstallerOf("agentspool.adapters.gemini_cli._install", "HOOKS")
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = lifecycle = ITSELF

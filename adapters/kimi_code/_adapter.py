@@ -27,12 +27,10 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.armed import armed_by_install
-from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.recent import changed_since
-from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
-from agentspool.adapters.kimi_code import _install
+from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, RunHandle, TranscriptView
 from agentspool.adapters.kimi_code._home import kimi_dir
 from agentspool.adapters.kimi_code._signals import HookTranslator
 from agentspool.adapters.kimi_code._wire import WireParser, is_wire, session_id_of
@@ -49,13 +47,15 @@ class KimiCode(ParentAgentAdapter[HookTranslator, WireParser]):
     capabilities: ClassVar[Capabilities] = Capabilities(live_signals=True, install_scopes=("user",))
     executable: ClassVar[str] = "kimi"
     hook_translator = HookTranslator
-    installer = HookInstaller.of(_install)
+    installer = HookInstallerOf("agentspool.adapters.kimi_code._install")
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF
 
     def _arm(self, run_id: str, runtime_dir: str, trust: Trust, config_home: str | None) -> Spawn:
         """``config_home``: the dir holding the ``config.toml`` the hooks are installed in."""
+        from agentspool.adapters.kimi_code import _install  # tomlkit: only what arms a run
+
         path = _install.config_path(config_home)
         return armed_by_install(
             _install.PROVIDER, path, _install.missing(config_home), run_id, runtime_dir

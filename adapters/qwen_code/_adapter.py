@@ -28,11 +28,10 @@ from typing import ClassVar
 
 import msgspec
 
-from agentspool.adapters.common.install import HookInstaller
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.recent import changed_since
-from agentspool.adapters.common.spooled import ITSELF, RunHandle
-from agentspool.adapters.qwen_code import _home, _install, _lifecycle, _signals
+from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, RunHandle
+from agentspool.adapters.qwen_code import _home, _lifecycle, _signals
 from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
 from agentspool.core.events import InputRequested
 from agentspool.core.seam import Capabilities, Chat, Session
@@ -66,7 +65,7 @@ class QwenCode(ParentAgentAdapter[_signals.HookTranslator, ChatParser]):
     arm_run = _lifecycle.setup
     hook_translator = _signals.HookTranslator
     turn_parser = ChatParser  # live, the hooks own the turn (_chat's module doc)
-    installer = HookInstaller.of(_install.HOOKS)
+    installer = HookInstallerOf("agentspool.adapters.qwen_code._install", "HOOKS")
 
     # The optional parts this adapter is itself (core/seam.py).
     discovery = session_files = ITSELF
