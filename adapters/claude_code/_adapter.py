@@ -36,10 +36,10 @@ import msgspec
 from agentspool.adapters.claude_code import _lifecycle
 from agentspool.adapters.claude_code._records import DIALOG_TOOLS, FORMS
 from agentspool.adapters.common import declarer
+from agentspool.adapters.common.installer_part import HookInstallerOf
 from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import (
     ITSELF,
-    HookInstallerOf,
     Live,
     RunHandle,
     SpoolBackedAdapter,

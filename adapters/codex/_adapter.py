@@ -51,11 +51,11 @@ from agentspool.adapters.codex._rollout import (
     thread_id_from_path,
 )
 from agentspool.adapters.common import declarer
+from agentspool.adapters.common.installer_part import HookInstallerOf
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.resume import ResumedFile
 from agentspool.adapters.common.spooled import (
     ITSELF,
-    HookInstallerOf,
     Live,
     RunHandle,
     SpoolBackedAdapter,

@@ -44,10 +44,7 @@ from agentspool.core.seam import (
     Chat,
     Drift,
     HandStartedRuns,
-    InstalledHook,
     Installer,
-    InstallReport,
-    InstallScope,
     LifecycleCaller,
     LiveState,
     ProcessState,
@@ -299,40 +296,6 @@ class Itself:
 
 
 ITSELF = Itself()
-
-
-class HookInstallerOf:
-    """An ``installer`` part (core/seam.py) made of the hook functions of a module of
-    the provider's (``common.install.HookInstaller.of``), imported at the first call:
-    the commands that arm nothing (``usage``, ``ls``, ``watch``) do not pay for the
-    settings machinery (the module, ``common.install``, ``json``: ~3.5 ms of a first
-    ``usage``'s ~75 before its workers start). ``attribute``: the object in the module
-    that names the functions, where it is not the module itself."""
-
-    def __init__(self, module: str, attribute: str = "") -> None:
-        self._module, self._attribute = module, attribute
-        self._made: Installer | None = None
-
-    def _installer(self) -> Installer:
-        if self._made is None:
-            from importlib import import_module
-
-            from agentspool.adapters.common.install import HookInstaller
-
-            functions = import_module(self._module)
-            self._made = HookInstaller.of(
-                getattr(functions, self._attribute) if self._attribute else functions
-            )
-        return self._made
-
-    def install(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return self._installer().install(scope, directory=directory)
-
-    def uninstall(self, scope: InstallScope, *, directory: str | None = None) -> InstallReport:
-        return self._installer().uninstall(scope, directory=directory)
-
-    def installed_hooks(self, directory: str | None = None) -> list[InstalledHook]:
-        return self._installer().installed_hooks(directory)
 
 
 class DeclaredAdapter:

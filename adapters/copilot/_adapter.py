@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
+from agentspool.adapters.common.installer_part import HookInstallerOf
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.resume import ResumedFile
-from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, Live, RunHandle
+from agentspool.adapters.common.spooled import ITSELF, Live, RunHandle
 from agentspool.adapters.copilot import _home, _lifecycle, _sessions, _signals
 from agentspool.adapters.copilot._transcript import EventsParser, HistoryParser
 from agentspool.core.proc import ended_by_exit

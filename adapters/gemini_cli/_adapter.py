@@ -35,8 +35,9 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from agentspool.adapters.common.declarer import outside_agent, runs_lifecycle
+from agentspool.adapters.common.installer_part import HookInstallerOf
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
-from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, RunHandle, TranscriptView
+from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.common.subagents import link_record, with_subagents
 from agentspool.adapters.gemini_cli import _home, _lifecycle, _signals
 from agentspool.adapters.gemini_cli._chat import ChatParser

@@ -27,10 +27,11 @@ from typing import ClassVar
 import msgspec
 
 from agentspool.adapters.common.armed import armed_by_install
+from agentspool.adapters.common.installer_part import HookInstallerOf
 from agentspool.adapters.common.jsonl import JsonlFollower
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.recent import changed_since
-from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, RunHandle, TranscriptView
+from agentspool.adapters.common.spooled import ITSELF, RunHandle, TranscriptView
 from agentspool.adapters.kimi_code._home import kimi_dir
 from agentspool.adapters.kimi_code._signals import HookTranslator
 from agentspool.adapters.kimi_code._wire import WireParser, is_wire, session_id_of

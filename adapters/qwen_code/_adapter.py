@@ -28,9 +28,10 @@ from typing import ClassVar
 
 import msgspec
 
+from agentspool.adapters.common.installer_part import HookInstallerOf
 from agentspool.adapters.common.parent_agent import ParentAgentAdapter, SettledSpool
 from agentspool.adapters.common.recent import changed_since
-from agentspool.adapters.common.spooled import ITSELF, HookInstallerOf, RunHandle
+from agentspool.adapters.common.spooled import ITSELF, RunHandle
 from agentspool.adapters.qwen_code import _home, _lifecycle, _signals
 from agentspool.adapters.qwen_code._chat import ChatParser, is_chat_file, session_id_of
 from agentspool.core.events import InputRequested
