@@ -26,9 +26,10 @@ Search (``search``)
     An FTS5 table (``unicode61`` tokens, diacritics folded) over each record that is not
     ``hidden``: its text, and for a tool call its tool's name and the first
     ``SEARCHED_INPUT`` characters of its input's JSON; tool results are not searched (file
-    contents and command output would drown the conversation). Triggers keep it in the
-    same transaction as the records, whatever writes them. A search row's rowid is
-    ``session << 32 | seq``.
+    contents and command output would drown the conversation). It is written in the
+    same transaction as the records: a new record's row after its block of records
+    (``store_db.write_records``, ADR 0065), a changed or removed record's by trigger. A
+    search row's rowid is ``session << 32 | seq``.
 
 Cursors (``cursors``)
     Per ingested file, where the indexer got to: device, inode, size and mtime as last
@@ -63,6 +64,7 @@ from agentspool.core.store_db import (
     _encodable,
     _private_file,
     store_error,
+    write_records,
 )
 from agentspool.core.store_rows import (
     FileCursor,
@@ -73,7 +75,6 @@ from agentspool.core.store_rows import (
     UsageRecord,
     _decode_usage,
     _message,
-    _row,
     _session,
     decode_usage_rows,
     epoch_of,
@@ -84,7 +85,6 @@ from agentspool.core.store_schema import (
     _SELECT,
     _SELECT_SESSIONS,
     _SESSION_FIELDS,
-    _UPSERT,
     MAX_SEQ,
     SCHEMA_VERSION,
     _quoted,
@@ -251,8 +251,8 @@ class SessionStore:
                     "DELETE FROM records WHERE session = ? AND seq = ?", gone
                 )
                 self._written += deleted.rowcount
-            upserted = self._db.executemany(_UPSERT, [_row(session, m) for m in records])
-            self._written += max(upserted.rowcount, 0)
+            if records:
+                self._written += write_records(self._db, session, records)
             self._db.execute(
                 "UPDATE sessions SET records = ? WHERE id = ?", (len(records), session)
             )

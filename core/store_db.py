@@ -13,10 +13,10 @@ from typing import Any
 from agentspool.core.runs import TITLE_CHARS, prompt_title
 from agentspool.core.seam import Message, TranscriptFacts
 from agentspool.core.store_rows import FileCursor, Span, _row, epoch_of
-from agentspool.core.store_schema import _UPSERT, MAX_SEQ
+from agentspool.core.store_schema import _SEARCH_WRITTEN, _UPSERT, MAX_SEQ
 from agentspool.spool.errors import StoreError
 
-__all__ = ["Ingest", "store_error"]
+__all__ = ["Ingest", "store_error", "write_records"]
 
 # SQLite's primary result codes (``sqlite_errorcode & 0xff``) a user can act on.
 _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 6, 8, 10, 11, 13, 14, 26
@@ -114,6 +114,16 @@ class _Database:
         self.raw.close()
 
 
+def write_records(db: _Database, session: int, records: list[Message]) -> int:
+    """Upsert ``records`` of ``session`` and write the search rows of those new (ADR
+    0065); the rows inserted or changed. A parse hands a record out again among later
+    ones (its usage restated): the seqs are not in order."""
+    written = db.executemany(_UPSERT, [_row(session, m) for m in records]).rowcount
+    seqs = [m.seq for m in records]
+    db.execute(_SEARCH_WRITTEN, (session, min(seqs), max(seqs)))
+    return max(written, 0)
+
+
 class Ingest:
     """One file's ingest, inside one transaction (``SessionStore.ingest``): records and
     cursor are written together or not at all."""
@@ -144,8 +154,7 @@ class Ingest:
             if not self._title:
                 self._title = prompt_title(message)
             self._span.see(message.seq, message.timestamp)
-        cursor = self._db.executemany(_UPSERT, [_row(self.session, m) for m in records])
-        self.written += max(cursor.rowcount, 0)
+        self.written += write_records(self._db, self.session, records)
 
     def finish(self, *, count: int, facts: TranscriptFacts, cursor: FileCursor) -> None:
         """Record the session's facts and the file's new cursor. ``count``: the records the

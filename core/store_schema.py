@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 __all__ = ["MAX_SEQ", "SCHEMA_VERSION", "SEARCHED_INPUT"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 SEARCHED_INPUT = 2000
 """Characters of a tool call's input (its JSON) that search sees."""
 MAX_SEQ = (1 << 32) - 1
@@ -113,6 +113,11 @@ _V3_RECORD_EXTRAS: tuple[str, ...] = (
             WHERE {_searched("new")};
     END""",  # noqa: S608
 )
+# Version 7 (ADR 0065): a record's search row is not written by a trigger row by row,
+# but by ``_SEARCH_WRITTEN`` after each block of records: FTS5 flushed its pending terms
+# at every trigger statement, which made search 3.5 of a whole index's 7 s.
+_V7_DROPPED_TRIGGER = "DROP TRIGGER IF EXISTS records_searched_insert"
+_RECORD_EXTRAS = tuple(e for e in _V3_RECORD_EXTRAS if "records_searched_insert" not in e)
 # Version 4 (ADR 0043): what a usage-first index stored of a file whose records are not
 # written yet, and the stat the file had, so an unchanged file is not parsed again for
 # ``usage``. Its ``usage_first`` held a row per record with usage; version 5 replaces it.
@@ -148,7 +153,7 @@ _SCHEMA: tuple[str, ...] = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
     *_V3_TABLES,
     _V3_RECORDS,
-    *_V3_RECORD_EXTRAS,
+    *_RECORD_EXTRAS,
     *_V4_PENDING,
     _V5_USAGE_FIRST,
 )
@@ -183,6 +188,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     # of version 5 cannot decode: the number tells it so. The rows version 5 wrote, usage
     # as an object, read as they are: nothing to change.
     5: (),
+    6: (_V7_DROPPED_TRIGGER,),
 }
 
 
@@ -194,6 +200,14 @@ _UPSERT = (
     + ", ".join(f'"{name}" = excluded."{name}"' for name in _DATA)
     # An unchanged row is not written: re-saving the same records is a no-op.
     + f" WHERE ({_quoted(_DATA, 'records.')}) IS NOT ({_quoted(_DATA, 'excluded.')})"
+)
+# The search rows of the records a block wrote (``session``, its first and last seq):
+# those searched that have none. A changed record's row is replaced by the update
+# trigger, an unchanged one has its row already.
+_SEARCH_WRITTEN = (
+    f"INSERT INTO search (rowid, body) SELECT (r.session << 32) | r.seq, {_search_body('r')} "  # noqa: S608
+    f"FROM records r WHERE r.session = ? AND r.seq BETWEEN ? AND ? AND {_searched('r')} "
+    "AND NOT EXISTS (SELECT 1 FROM search WHERE search.rowid = (r.session << 32) | r.seq)"
 )
 _SELECT = f"SELECT {_quoted(_NAMES)} FROM records WHERE session = ? ORDER BY seq"  # noqa: S608
 _SESSION_FIELDS = (

@@ -711,7 +711,8 @@ def test_usage_first_rows_are_kept_as_arrays_and_object_rows_still_read(
         report = index_history(store, adapters(), usage_first=True, workers=1)
         assert (report.new, report.unchanged) == (0, len(laid))  # nothing read again
     with closing(sqlite3.connect(path)) as raw:
-        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(6,)]
+        version = raw.execute("SELECT version FROM schema_version").fetchall()
+        assert version == [(store_schema.SCHEMA_VERSION,)]
 
 
 class _DiesInAWorker(ClaudeCode):

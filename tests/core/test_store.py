@@ -20,7 +20,7 @@ from agentspool.adapters.fake import ScriptedAdapter
 from agentspool.core import store as store_module
 from agentspool.core import store_rows, store_schema
 from agentspool.core.detail import assemble_session_detail
-from agentspool.core.seam import Message, Usage
+from agentspool.core.seam import Message, TranscriptFacts, Usage
 from agentspool.core.store import SessionStore
 from agentspool.errors import AgentspoolError, StoreError
 
@@ -337,6 +337,77 @@ def test_a_version_2_store_is_migrated_in_place_keeps_its_records_and_searches_t
         assert "records_v2" not in tables and {"sessions", "cursors", "search"} <= tables
     finally:
         raw.close()
+
+
+def _search_rows(path: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The search rows as stored, and as the records say they should be (ADR 0065)."""
+    with sqlite3.connect(path) as raw:
+        stored = raw.execute("SELECT rowid, body FROM search ORDER BY rowid").fetchall()
+        wanted = raw.execute(
+            f"SELECT (r.session << 32) | r.seq, {store_schema._search_body('r')} "
+            f"FROM records r WHERE {store_schema._searched('r')} ORDER BY 1"
+        ).fetchall()
+    return stored, wanted
+
+
+def _said(seq: int, text: str, **more: Any) -> Message:
+    return Message(seq=seq, id=f"m{seq}", kind="text", role="assistant", text=text, **more)
+
+
+def test_the_search_rows_are_what_the_records_say_however_they_were_written(
+    store: SessionStore,
+) -> None:
+    """Search rows are written after each block of records, not by a trigger row by row
+    (ADR 0065): new records get theirs, a changed one has its row replaced, a removed or
+    hidden one has none, and a record handed out again among later ones (its usage
+    restated: the block's seqs out of order) is not searched twice."""
+    store.save("t", [_said(1, "alpha"), _said(2, "bravo"), _said(3, "charlie")])
+    stored, wanted = _search_rows(store.path)
+    assert stored == wanted and len(stored) == 3
+    store.save(
+        "t", [_said(1, "alpha"), _said(2, "bravo edited"), _said(3, "x", visibility="hidden")]
+    )
+    assert _search_rows(store.path)[0] == _search_rows(store.path)[1]
+    assert [h.seq for h in store.search("edited")] == [2] and not store.search("charlie")
+    store.save("t", [_said(1, "alpha")])
+    stored, wanted = _search_rows(store.path)
+    assert stored == wanted and len(stored) == 1
+    cursor = store_rows.FileCursor(
+        device=1, inode=1, size=1, mtime_ns=1, offset=1, fingerprint=b"", state=b""
+    )
+    with store.ingest("/f.jsonl", "claude-code") as ingest:
+        ingest.write([_said(1, "delta"), _said(2, "echo")])
+        # The next block: new records, then the first again with its usage restated.
+        ingest.write([_said(3, "foxtrot"), _said(1, "delta", usage=Usage(output_tokens=2))])
+        ingest.finish(count=3, facts=TranscriptFacts(), cursor=cursor)
+    stored, wanted = _search_rows(store.path)
+    assert stored == wanted and len(stored) == 4
+    assert [h.seq for h in store.search("delta")] == [1]
+
+
+def test_a_version_6_store_searches_as_before_without_its_insert_trigger(tmp_path: Path) -> None:
+    """Version 6 wrote a record's search row by trigger; version 7 drops the trigger (ADR
+    0065) and keeps the rows: a record written after the migration is searched once."""
+    path = str(tmp_path / "v6.sqlite")
+    with SessionStore(path) as store:
+        store.save("t", [_said(1, "alpha")])
+    with sqlite3.connect(path) as raw:  # the trigger as version 6 had it
+        raw.execute(next(e for e in store_schema._V3_RECORD_EXTRAS if "searched_insert" in e))
+        raw.execute("UPDATE schema_version SET version = 6")
+    with SessionStore(path) as store:
+        store.save("t", [_said(1, "alpha"), _said(2, "bravo")])
+        assert [h.seq for h in store.search("alpha")] == [1]
+        assert [h.seq for h in store.search("bravo")] == [2]
+    stored, wanted = _search_rows(path)
+    assert stored == wanted and len(stored) == 2
+    with sqlite3.connect(path) as raw:
+        triggers = {
+            n for (n,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+        assert triggers == {"records_searched_delete", "records_searched_update"}
+        assert raw.execute("SELECT version FROM schema_version").fetchone() == (
+            store_module.SCHEMA_VERSION,
+        )
 
 
 def test_usage_records_come_from_the_usage_index(store: SessionStore, tmp_path: Path) -> None:
