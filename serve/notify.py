@@ -4,7 +4,11 @@
 URLs name the service (``ntfy://``, ``slack://``, ``tgram://``, ``mailto://``,
 ``json://`` a webhook, …). A wait is notified once — the same wait seen by another poll,
 or again after a restart of the follower's view, is not a new one — and, with
-``remind_after``, once more if it is still open that long after.
+``remind_after``, once more if it is still open that long after. A wait that does not
+yet say what it waits for ("answer a question", "approve a tool call": Claude Code's
+status file can say "waiting" before the hook or the transcript naming the call is
+read) is held up to ``grace`` seconds for the evidence that does, and sent as it is
+then: one message, naming the question, not two.
 
 Sending is off the caller's path: ``observe`` only queues, and each URL has its own
 queue (bounded: past it a message is dropped with a log line) and its own sending
@@ -48,6 +52,15 @@ def wait_kind(run: RunSummary) -> WaitKind | None:
     if run.state == "needs_input":
         return "approval" if run.pending_approval is not None else "turn"
     return None
+
+
+def _says_what(run: RunSummary) -> bool:
+    """Whether the wait names what the person must do: the call to approve, the question
+    or plan; a turn's end always does."""
+    if run.state == "question":
+        dialog = run.pending_dialog
+        return dialog is not None and (dialog.kind == "plan_approval" or bool(dialog.prompt))
+    return run.pending_approval is not None or run.activity != "needs_input"
 
 
 def _one_line(text: str) -> str:
@@ -103,6 +116,8 @@ class _Open:
     run: RunSummary
     notified_at: float
     reminded: bool = False
+    held: bool = False
+    """Not sent yet: it does not say what it waits for (``Notifier.grace``)."""
 
 
 def _identity(kind: WaitKind, run: RunSummary) -> tuple[str, str]:
@@ -202,6 +217,9 @@ class Notifier:
     retries: Sequence[float] = RETRIES
     check_every: float = 5.0
     """Seconds between looks for waits due a reminder."""
+    grace: float = 1.5
+    """Seconds a wait that does not say what it waits for is held for the evidence that
+    does (module docstring)."""
     _open: dict[str, _Open] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _outlets: list[_Outlet] = field(default_factory=list)
@@ -240,15 +258,32 @@ class Notifier:
             identity = _identity(kind, event)
             known = self._open.get(event.key)
             if known is not None and known.identity == identity:
-                known.run = event
+                known.run = event  # a held wait is sent as the latest poll saw it
                 return
-            self._open[event.key] = _Open(identity, event, self.clock())
-        if event.event == "seen" and 0 < event.since < self._started:
-            # Already waiting when we started following (a restart, a first poll): not
-            # news, and told before if we ran then. Known now, so never told twice.
+            opened = self._open[event.key] = _Open(identity, event, self.clock())
+            if event.event == "seen" and 0 < event.since < self._started:
+                # Already waiting when we started following (a restart, a first poll):
+                # not news, and told before if we ran then. Known now: never told twice.
+                return
+            if kind not in self._wanted:
+                return
+            opened.held = self.grace > 0 and not _says_what(event)
+        if opened.held:
+            timer = threading.Timer(self.grace, self._release, (event.key, identity))
+            timer.daemon = True
+            timer.start()
             return
-        if kind in self._wanted:
-            self._put(message_for(event))
+        self._put(message_for(event))
+
+    def _release(self, key: str, identity: tuple[str, str]) -> None:
+        """The grace of a held wait is over: sent as it stands, if it is still open."""
+        with self._lock:
+            known = self._open.get(key)
+            if known is None or known.identity != identity or not known.held:
+                return  # gone, answered, or replaced by a wait that says what it is
+            known.held, known.notified_at = False, self.clock()
+            run = known.run
+        self._put(message_for(run))
 
     def remind(self) -> None:
         """Queue the reminder of every wait open ``remind_after`` seconds (called every
@@ -259,7 +294,7 @@ class Notifier:
         due = []
         with self._lock:
             for known in self._open.values():
-                if known.reminded or wait_kind(known.run) not in self._wanted:
+                if known.reminded or known.held or wait_kind(known.run) not in self._wanted:
                     continue
                 if now - known.notified_at >= self.remind_after:
                     known.reminded = True
@@ -268,8 +303,15 @@ class Notifier:
             self._put(message_for(run, reminder=True))
 
     def close(self, timeout: float = 5.0) -> None:
-        """Send what is queued (within ``timeout`` per URL), then stop the threads."""
+        """Send what is held and queued (within ``timeout`` per URL), then stop the
+        threads."""
         self._stop.set()
+        with self._lock:
+            held = [known for known in self._open.values() if known.held]
+            for known in held:
+                known.held = False
+        for known in held:
+            self._put(message_for(known.run))
         for outlet in self._outlets:
             outlet.close(timeout)
 

@@ -29,12 +29,12 @@ def receiver() -> Iterator[Receiver]:
     made.stop()
 
 
-def run(state: str, *, since: float = NOW, **kw) -> RunSummary:
+def run(state: str, *, since: float = NOW, activity: str = "unknown", **kw) -> RunSummary:
     return RunSummary(
         provider="claude-code",
         run_id="r1",
         state=state,  # type: ignore[arg-type]
-        activity="unknown",
+        activity=activity,  # type: ignore[arg-type]
         task_state="active",
         since=since,
         cwd="/src/shop",
@@ -114,6 +114,45 @@ def test_a_reminder_once_after_the_delay(receiver: Receiver) -> None:
         "claude-code waits on you: approve Bash: rm -rf build",
         "claude-code still waits on you: approve Bash: rm -rf build",
     ]
+
+
+QUESTION = PendingDialog(kind="question", prompt="Which color?", tool_use_id="q1")
+
+
+def test_a_wait_that_does_not_say_what_it_is_waits_for_the_evidence_that_does(
+    receiver: Receiver,
+) -> None:
+    """Claude Code's status file says "waiting" before the hook naming the question is
+    read: the notifier holds the wait that names nothing, and the question replaces it —
+    one message, naming it (a flake of tests/live/test_notify_live.py under load)."""
+    notifier = Notifier([receiver.json_url], retries=(), grace=3600)
+    notifier.observe(ev(run("question")))  # the status file alone
+    notifier.observe(ev(run("question", pending_dialog=QUESTION)))  # the hook, read next
+    # An approval known only as "a prompt is open", then named by its PermissionRequest.
+    notifier.observe(ev(run("working", since=NOW + 5)))
+    notifier.observe(ev(run("needs_input", since=NOW + 6, activity="needs_input")))
+    notifier.observe(ev(run("needs_input", since=NOW + 6, pending_approval=APPROVAL)))
+    # A wait that names nothing and ends before anything names it: not news.
+    notifier.observe(ev(run("question", since=NOW + 9)))
+    notifier.observe(ev(run("working", since=NOW + 10)))
+    notifier.close()
+    assert [b["message"].splitlines()[0] for b in receiver.wait_for_json(2)] == [
+        "answer: Which color?",
+        "approve Bash: rm -rf build",
+    ]
+    assert len(receiver.posts) == 2
+
+
+def test_a_wait_that_never_says_what_it_is_is_sent_after_the_grace(receiver: Receiver) -> None:
+    notifier = Notifier([receiver.json_url], retries=(), grace=0.05)
+    notifier.observe(ev(run("question")))
+    assert [b["message"].splitlines()[0] for b in receiver.wait_for_json(1)] == [
+        "answer a question"
+    ]
+    held = Notifier([receiver.json_url], retries=(), grace=3600)
+    held.observe(ev(run("question", since=NOW + 1)))
+    held.close()  # what is held is sent when the notifier stops
+    assert len(receiver.wait_for_json(2)) == 2
 
 
 def test_a_failing_receiver_is_retried_and_does_not_stop_the_next_message() -> None:
