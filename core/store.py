@@ -251,8 +251,7 @@ class SessionStore:
                     "DELETE FROM records WHERE session = ? AND seq = ?", gone
                 )
                 self._written += deleted.rowcount
-            if records:
-                self._written += write_records(self._db, session, records)
+            self._written += write_records(self._db, session, records)
             self._db.execute(
                 "UPDATE sessions SET records = ? WHERE id = ?", (len(records), session)
             )

@@ -118,6 +118,8 @@ def write_records(db: _Database, session: int, records: list[Message]) -> int:
     """Upsert ``records`` of ``session`` and write the search rows of those new (ADR
     0065); the rows inserted or changed. A parse hands a record out again among later
     ones (its usage restated): the seqs are not in order."""
+    if not records:
+        return 0
     written = db.executemany(_UPSERT, [_row(session, m) for m in records]).rowcount
     seqs = [m.seq for m in records]
     db.execute(_SEARCH_WRITTEN, (session, min(seqs), max(seqs)))
