@@ -115,7 +115,7 @@ _V3_RECORD_EXTRAS: tuple[str, ...] = (
 )
 # Version 7 (ADR 0065): a record's search row is not written by a trigger row by row,
 # but by ``_SEARCH_WRITTEN`` after each block of records: FTS5 flushed its pending terms
-# at every trigger statement, which made search 3.5 of a whole index's 7 s.
+# at every trigger statement, which made search 3.5 s of a whole index's 7.
 _V7_DROPPED_TRIGGER = "DROP TRIGGER IF EXISTS records_searched_insert"
 _RECORD_EXTRAS = tuple(e for e in _V3_RECORD_EXTRAS if "records_searched_insert" not in e)
 # Version 4 (ADR 0043): what a usage-first index stored of a file whose records are not
@@ -201,7 +201,7 @@ _UPSERT = (
     # An unchanged row is not written: re-saving the same records is a no-op.
     + f" WHERE ({_quoted(_DATA, 'records.')}) IS NOT ({_quoted(_DATA, 'excluded.')})"
 )
-# The search rows of the records a block wrote (``session``, its first and last seq):
+# The search rows of the records a block wrote (``session``, its least and greatest seq):
 # those searched that have none. A changed record's row is replaced by the update
 # trigger, an unchanged one has its row already.
 _SEARCH_WRITTEN = (
