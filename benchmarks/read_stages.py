@@ -205,14 +205,7 @@ class _FlatClaude:
                         )
                     messages.append(record)
                 if msg.stop_reason == "end_turn":
-                    events.append(
-                        ev.TurnStopped(
-                            turn_id=self.turn,
-                            outcome="completed",
-                            at=epoch_seconds(stamp),
-                            source="transcript:stop_reason=end_turn",
-                        )
-                    )
+                    self._turn_ended(stamp, "transcript:stop_reason=end_turn")
             elif kind == "user" and msg is not None:
                 if isinstance(msg.content, str):
                     self.turn = line.prompt_id or line.uuid or ""
@@ -262,14 +255,14 @@ class _FlatClaude:
                         )
                     )
             elif kind == "system" and line.subtype == "turn_duration":
-                events.append(
-                    ev.TurnStopped(
-                        turn_id=self.turn,
-                        outcome="completed",
-                        at=epoch_seconds(stamp),
-                        source="transcript:turn_duration",
-                    )
-                )
+                self._turn_ended(stamp, "transcript:turn_duration")
+
+    def _turn_ended(self, stamp: str, source: str) -> None:
+        self.events.append(
+            ev.TurnStopped(
+                turn_id=self.turn, outcome="completed", at=epoch_seconds(stamp), source=source
+            )
+        )
 
 
 def _flat(path: str) -> _FlatClaude:
