@@ -201,15 +201,11 @@ def test_a_time_that_does_not_read_has_no_day_though_its_minute_has_one() -> Non
     # The days of a minute are worked out once; a later stamp of that minute is still
     # read whole, and one that does not read has no day.
     stamps = ["2026-11-29T23:50:13.987Z", "2026-11-29T23:50:7x.000Z", "2026-11-29T23:50:59.5Z"]
-    found = report(session("s1", *(reply(f"m{n}", s, 5, 1) for n, s in enumerate(stamps))))
+    replies = [reply(f"m{n}", stamp, 5, 1) for n, stamp in enumerate(stamps)]
+    found = report(session("s1", *replies))
     assert [(r.key, r.input_tokens) for r in found.rows] == [("", 5), ("2026-11-29", 10)]
-    assert [
-        (r.key, r.input_tokens)
-        for r in report(
-            session("s1", *(reply(f"m{n}", s, 5, 1) for n, s in enumerate(stamps))),
-            since=dt.date(2026, 11, 29),
-        ).rows
-    ] == [("2026-11-29", 10)]
+    kept = report(session("s1", *replies), since=dt.date(2026, 11, 29))
+    assert [(r.key, r.input_tokens) for r in kept.rows] == [("2026-11-29", 10)]
 
 
 # -- cost ----------------------------------------------------------------------------------
