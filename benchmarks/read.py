@@ -145,21 +145,26 @@ REALWORLD_MIN_BYTES = {"claude-code": 1 << 20, "codex": 0}
 """Files smaller than this are left out of (d): their time is the reader's fixed cost."""
 
 
-def realworld(root: str, runs: int) -> dict[str, float]:
-    """(d): per provider, the median of the runs' bare-decode / cold-read ratios."""
+def realworld_files(root: str, provider: str) -> list[tuple[int, str]]:
+    """The corpus's files of ``provider`` that (d) reads, smallest first, with their size."""
     import csv
 
     with open(os.path.join(root, "MANIFEST.tsv"), newline="") as fh:
         entries = list(csv.DictReader(fh, delimiter="\t"))
+    return sorted(
+        (int(e["bytes"]), os.path.join(root, e["path"]))
+        for e in entries
+        if e["provider"] == provider
+        and e["path"].endswith(".jsonl")
+        and int(e["bytes"]) >= REALWORLD_MIN_BYTES[provider]
+    )
+
+
+def realworld(root: str, runs: int) -> dict[str, float]:
+    """(d): per provider, the median of the runs' bare-decode / cold-read ratios."""
     ratios: dict[str, float] = {}
-    for provider, least in REALWORLD_MIN_BYTES.items():
-        files = [
-            os.path.join(root, e["path"])
-            for e in entries
-            if e["provider"] == provider
-            and e["path"].endswith(".jsonl")
-            and int(e["bytes"]) >= least
-        ]
+    for provider in REALWORLD_MIN_BYTES:
+        files = [path for _, path in realworld_files(root, provider)]
         size = sum(os.path.getsize(f) for f in files)
         per_run = []
         for _ in range(runs):

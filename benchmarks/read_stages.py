@@ -32,7 +32,6 @@ Usage: AGENTSPOOL_REALWORLD=DIR python benchmarks/read_stages.py [--runs 9]
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -45,7 +44,7 @@ import msgspec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from read import MIXES, REALWORLD_MIN_BYTES, bare_decode, cold_read
+from read import MIXES, bare_decode, cold_read, realworld_files
 
 from agentspool.adapters.claude_code import _records as claude_records
 from agentspool.adapters.claude_code._records import presentation, text_of, usage_of
@@ -272,18 +271,6 @@ def _flat(path: str) -> _FlatClaude:
     merger.add("transcript", flat.events)
     merger.state()
     return flat
-
-
-def realworld_files(root: str, provider: str) -> list[tuple[int, str]]:
-    with open(os.path.join(root, "MANIFEST.tsv"), newline="") as fh:
-        entries = list(csv.DictReader(fh, delimiter="\t"))
-    return sorted(
-        (int(e["bytes"]), os.path.join(root, e["path"]))
-        for e in entries
-        if e["provider"] == provider
-        and e["path"].endswith(".jsonl")
-        and int(e["bytes"]) >= REALWORLD_MIN_BYTES[provider]
-    )
 
 
 def main() -> int:
