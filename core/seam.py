@@ -464,8 +464,8 @@ class UsageView(msgspec.Struct, kw_only=True, gc=False):
     the place in the file and is unique within it (the full parse's, or where the view
     reads no records the line's number or its byte offset)."""
     facts: TranscriptFacts
-    """The session's facts; a view may leave the CLI's ``title`` out (Claude Code's does:
-    the store takes it with the records, ADR 0063)."""
+    """The session's facts; a view may leave the CLI's ``title`` out: the store takes it
+    with the records (ADR 0063)."""
     first: str
     """The first and the last record's timestamp, in file order (the session's span:
     ADR 0057)."""
